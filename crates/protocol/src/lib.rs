@@ -1,0 +1,1 @@
+//! Airlock wire types (spec `01-protocol.md`).
