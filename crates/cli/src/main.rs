@@ -1,0 +1,37 @@
+//! `airlock`: decides whether an agent's command may run, who must agree, and how it
+//! is confined. Each subcommand lives in its own module; `main` only parses
+//! arguments and dispatches, so start-up does no work before clap has run.
+
+mod execpolicy_cmd;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+/// Approval, policy and sandboxing for commands proposed by AI coding agents.
+#[derive(Debug, Parser)]
+#[command(name = "airlock", version, about, long_about = None)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Exec-policy (`.rules`) tools.
+    Execpolicy(execpolicy_cmd::ExecpolicyArgs),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match cli.command {
+        Command::Execpolicy(args) => execpolicy_cmd::run(args),
+    }
+}
+
+/// Prints `error` the way anyhow-based tools do (`Error: msg`, then an indented
+/// `Caused by:` chain) and returns the exit code for "input could not be used".
+pub(crate) fn report_error(error: &anyhow::Error) -> ExitCode {
+    eprintln!("Error: {error:?}");
+    ExitCode::from(1)
+}

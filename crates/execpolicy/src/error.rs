@@ -1,0 +1,131 @@
+//! Error types of the exec-policy engine.
+//!
+//! Messages are part of the drop-in contract with Codex `.rules` files: the key error
+//! line a user sees for a bad file is the same text Codex prints (reference
+//! `execpolicy.md` §4, §6), so the `Display` strings below are deliberately exact.
+
+use std::path::PathBuf;
+
+/// A problem with one builtin call or one rule, raised while a file is evaluated.
+///
+/// Inside Starlark the message is shown as `error: <Display>` in a diagnostic that
+/// points at the offending call.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RuleError {
+    /// `decision=` is not one of the accepted spellings; carries the raw value.
+    #[error("invalid decision: {0}")]
+    InvalidDecision(String),
+    /// A `pattern` element is malformed (empty pattern, wrong element type, ...).
+    #[error("invalid pattern element: {0}")]
+    InvalidPattern(String),
+    /// Any other rule-level validation failure (justification, host_executable, network_rule).
+    #[error("invalid rule: {0}")]
+    InvalidRule(String),
+    /// A `match`/`not_match` example has the wrong shape.
+    #[error("invalid example: {0}")]
+    InvalidExample(String),
+    /// A `not_match` example matched its rule. `rule` is the match in Codex's
+    /// `Debug` shape, `example` the example re-joined with shell quoting.
+    #[error("expected example to not match rule `{rule}`: {example}")]
+    ExampleDidMatch {
+        /// `PrefixRuleMatch { .. }` text of the first match.
+        rule: String,
+        /// The example, shell-quoted.
+        example: String,
+    },
+    /// Some `match` examples matched no rule of their call.
+    #[error(
+        "expected every example to match at least one rule. rules: {rules:?}; unmatched examples: {examples:?}"
+    )]
+    ExamplesDidNotMatch {
+        /// `PrefixRule { .. }` text of every rule the call created.
+        rules: Vec<String>,
+        /// Every unmatched example, shell-quoted.
+        examples: Vec<String>,
+    },
+}
+
+/// Why evaluating one file's source failed.
+#[derive(Debug, thiserror::Error)]
+pub enum ParseError {
+    /// A Starlark parse, name-resolution or runtime error (including [`RuleError`]s
+    /// raised by builtins). Displayed with its diagnostic: traceback, `error:` line and
+    /// a source excerpt naming `file:line:col`.
+    #[error("starlark error: {0}")]
+    Starlark(starlark::Error),
+    /// An example failed validation after the file was evaluated; no location.
+    #[error(transparent)]
+    Example(RuleError),
+}
+
+/// Loading a policy file failed. The message names the file as given.
+#[derive(Debug, thiserror::Error)]
+pub enum LoadError {
+    /// The file could not be read: missing, a directory, or not UTF-8.
+    #[error("failed to read policy at {}", path.display())]
+    Read {
+        /// The path exactly as the caller passed it.
+        path: PathBuf,
+        /// The underlying I/O error (`stream did not contain valid UTF-8` for bad UTF-8).
+        #[source]
+        source: std::io::Error,
+    },
+    /// The file was read but is not a valid policy.
+    #[error("failed to parse policy at {}", path.display())]
+    Parse {
+        /// The path exactly as the caller passed it.
+        path: PathBuf,
+        /// What was wrong.
+        #[source]
+        source: ParseError,
+    },
+}
+
+/// Appending an amendment to a rules file failed (reference `execpolicy.md` §7).
+#[derive(Debug, thiserror::Error)]
+pub enum AmendError {
+    /// The prefix to allow was empty.
+    #[error("prefix rule requires at least one token")]
+    EmptyPrefix,
+    /// The network rule is invalid (host, protocol or justification).
+    #[error(transparent)]
+    InvalidNetworkRule(#[from] RuleError),
+    /// The policy file has no parent folder to create.
+    #[error("policy file {} has no parent directory", path.display())]
+    MissingParent {
+        /// The policy file path.
+        path: PathBuf,
+    },
+    /// Creating the parent folder failed.
+    #[error("failed to create policy directory {}: {source}", dir.display())]
+    CreateDir {
+        /// The folder that could not be created.
+        dir: PathBuf,
+        /// The underlying error.
+        source: std::io::Error,
+    },
+    /// Opening the policy file failed.
+    #[error("failed to open policy file {}: {source}", path.display())]
+    Open {
+        /// The policy file path.
+        path: PathBuf,
+        /// The underlying error.
+        source: std::io::Error,
+    },
+    /// Taking the exclusive advisory lock failed.
+    #[error("failed to lock policy file {}: {source}", path.display())]
+    Lock {
+        /// The policy file path.
+        path: PathBuf,
+        /// The underlying error.
+        source: std::io::Error,
+    },
+    /// Reading, writing or syncing the file failed.
+    #[error("failed to update policy file {}: {source}", path.display())]
+    Write {
+        /// The policy file path.
+        path: PathBuf,
+        /// The underlying error.
+        source: std::io::Error,
+    },
+}

@@ -1,0 +1,139 @@
+//! Loading `.rules` source into a [`Policy`]: Starlark evaluation, then example
+//! validation (reference `execpolicy.md` §3, §4.2, §6).
+
+use std::path::Path;
+
+use starlark::environment::{Globals, GlobalsBuilder, Module};
+use starlark::eval::Evaluator;
+use starlark::syntax::{AstModule, Dialect};
+
+use crate::builtins::{Definition, FileBuilder, RuleCall, policy_builtins};
+use crate::error::{LoadError, ParseError, RuleError};
+use crate::policy::{MatchOptions, Policy};
+
+/// Accumulates a policy from several files, in order.
+///
+/// Later `host_executable` definitions replace earlier ones across files; rules keep
+/// load order. Examples are validated per file, right after it is evaluated.
+pub struct PolicyParser {
+    policy: Policy,
+    globals: Globals,
+}
+
+impl Default for PolicyParser {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl PolicyParser {
+    /// A parser with an empty policy. Builds the Starlark globals once.
+    pub fn new() -> Self {
+        let globals = GlobalsBuilder::standard().with(policy_builtins).build();
+        Self { policy: Policy::empty(), globals }
+    }
+
+    /// Reads and evaluates one file; `path` is named in errors exactly as given.
+    ///
+    /// # Errors
+    /// [`LoadError::Read`] if the file is missing, a directory or not UTF-8;
+    /// [`LoadError::Parse`] if it is not a valid policy.
+    pub fn load_file(&mut self, path: &Path) -> Result<(), LoadError> {
+        let source = std::fs::read_to_string(path)
+            .map_err(|source| LoadError::Read { path: path.to_path_buf(), source })?;
+        self.parse(&path.display().to_string(), &source)
+            .map_err(|source| LoadError::Parse { path: path.to_path_buf(), source })
+    }
+
+    /// Evaluates `source` as the file `label` (used in diagnostics).
+    ///
+    /// On error nothing of this file is added to the policy.
+    ///
+    /// # Errors
+    /// [`ParseError::Starlark`] for syntax, name and builtin errors;
+    /// [`ParseError::Example`] when a `match`/`not_match` example fails.
+    pub fn parse(&mut self, label: &str, source: &str) -> Result<(), ParseError> {
+        let dialect = Dialect { enable_f_strings: true, ..Dialect::Extended };
+        let ast = AstModule::parse(label, source.to_owned(), &dialect)
+            .map_err(ParseError::Starlark)?;
+        let file = FileBuilder::default();
+        Module::with_temp_heap(|module| {
+            let mut eval = Evaluator::new(&module);
+            eval.extra = Some(&file);
+            eval.eval_module(ast, &self.globals).map(|_| ())
+        })
+        .map_err(ParseError::Starlark)?;
+
+        let mut next = self.policy.clone();
+        let mut calls = Vec::new();
+        for definition in file.definitions.into_inner() {
+            match definition {
+                Definition::Rule(call) => {
+                    for rule in &call.rules {
+                        next.push_rule(rule.clone());
+                    }
+                    calls.push(call);
+                }
+                Definition::HostExecutable { name, paths } => next.set_host_executable(name, paths),
+                Definition::Network(rule) => next.push_network_rule(rule),
+            }
+        }
+        for call in &calls {
+            validate_examples(call, &next).map_err(ParseError::Example)?;
+        }
+        self.policy = next;
+        Ok(())
+    }
+
+    /// The policy built so far.
+    pub fn build(self) -> Policy {
+        self.policy
+    }
+}
+
+/// Checks one call's examples against a policy holding only that call's rules plus
+/// the host bindings of `loaded` (everything loaded up to the end of this file).
+fn validate_examples(call: &RuleCall, loaded: &Policy) -> Result<(), RuleError> {
+    if call.matches.is_empty() && call.not_matches.is_empty() {
+        return Ok(());
+    }
+    let own = loaded.with_only_rules(&call.rules);
+    let options = MatchOptions::resolving();
+    for example in &call.not_matches {
+        if let Some(first) = own.matches_for_command_with_options(example, &options).first() {
+            return Err(RuleError::ExampleDidMatch {
+                rule: format!("{first:?}"),
+                example: join_example(example),
+            });
+        }
+    }
+    let unmatched: Vec<String> = call
+        .matches
+        .iter()
+        .filter(|example| own.matches_for_command_with_options(example, &options).is_empty())
+        .map(|example| join_example(example))
+        .collect();
+    if unmatched.is_empty() {
+        return Ok(());
+    }
+    Err(RuleError::ExamplesDidNotMatch {
+        rules: call.rules.iter().map(|r| format!("{r:?}")).collect(),
+        examples: unmatched,
+    })
+}
+
+fn join_example(tokens: &[String]) -> String {
+    shlex::try_join(tokens.iter().map(String::as_str)).unwrap_or_else(|_| tokens.join(" "))
+}
+
+/// Loads `paths` in order into one policy; the first failing file stops loading.
+///
+/// # Errors
+/// The first file's [`LoadError`].
+pub fn load_policy_files<P: AsRef<Path>>(paths: &[P]) -> Result<Policy, LoadError> {
+    let mut parser = PolicyParser::new();
+    for path in paths {
+        parser.load_file(path.as_ref())?;
+    }
+    Ok(parser.build())
+}
