@@ -84,6 +84,8 @@ fn run_check(args: &CheckArgs) -> anyhow::Result<()> {
     };
     text.push('\n');
     let mut stdout = std::io::stdout().lock();
-    stdout.write_all(text.as_bytes()).context("failed to write to stdout")?;
+    stdout
+        .write_all(text.as_bytes())
+        .context("failed to write to stdout")?;
     stdout.flush().context("failed to write to stdout")
 }

@@ -28,7 +28,10 @@ pub fn blocking_append_allow_prefix_rule(path: &Path, prefix: &[String]) -> Resu
         return Err(AmendError::EmptyPrefix);
     }
     let tokens: Vec<String> = prefix.iter().map(|t| json_string(t)).collect();
-    let line = format!("prefix_rule(pattern=[{}], decision=\"allow\")", tokens.join(", "));
+    let line = format!(
+        "prefix_rule(pattern=[{}], decision=\"allow\")",
+        tokens.join(", ")
+    );
     append_locked_line(path, &line)
 }
 
@@ -75,20 +78,36 @@ fn append_locked_line(path: &Path, line: &str) -> Result<(), AmendError> {
     let dir = path
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
-        .ok_or_else(|| AmendError::MissingParent { path: path.to_path_buf() })?;
-    std::fs::create_dir_all(dir)
-        .map_err(|source| AmendError::CreateDir { dir: dir.to_path_buf(), source })?;
+        .ok_or_else(|| AmendError::MissingParent {
+            path: path.to_path_buf(),
+        })?;
+    std::fs::create_dir_all(dir).map_err(|source| AmendError::CreateDir {
+        dir: dir.to_path_buf(),
+        source,
+    })?;
     let mut file = OpenOptions::new()
         .create(true)
         .read(true)
         .append(true)
         .open(path)
-        .map_err(|source| AmendError::Open { path: path.to_path_buf(), source })?;
-    file.lock().map_err(|source| AmendError::Lock { path: path.to_path_buf(), source })?;
+        .map_err(|source| AmendError::Open {
+            path: path.to_path_buf(),
+            source,
+        })?;
+    file.lock().map_err(|source| AmendError::Lock {
+        path: path.to_path_buf(),
+        source,
+    })?;
     // The lock is released when `file` is dropped, on every path out of here.
-    let write_err = |source| AmendError::Write { path: path.to_path_buf(), source };
+    let write_err = |source| AmendError::Write {
+        path: path.to_path_buf(),
+        source,
+    };
     let existing = read_all(&mut file).map_err(write_err)?;
-    if existing.split(|&b| b == b'\n').any(|l| l.strip_suffix(b"\r").unwrap_or(l) == line.as_bytes()) {
+    if existing
+        .split(|&b| b == b'\n')
+        .any(|l| l.strip_suffix(b"\r").unwrap_or(l) == line.as_bytes())
+    {
         return Ok(());
     }
     let mut record = String::with_capacity(line.len() + 2);

@@ -34,7 +34,10 @@ pub(crate) struct RuleCall {
 #[derive(Debug, Clone)]
 pub(crate) enum Definition {
     Rule(RuleCall),
-    HostExecutable { name: String, paths: Vec<AbsolutePathBuf> },
+    HostExecutable {
+        name: String,
+        paths: Vec<AbsolutePathBuf>,
+    },
     Network(NetworkRule),
 }
 
@@ -89,7 +92,14 @@ pub(crate) fn policy_builtins(builder: &mut GlobalsBuilder) {
                 justification: justification.clone(),
             })
             .collect();
-        record(eval, Definition::Rule(RuleCall { rules, matches, not_matches }))
+        record(
+            eval,
+            Definition::Rule(RuleCall {
+                rules,
+                matches,
+                not_matches,
+            }),
+        )
     }
 
     fn host_executable<'v>(
@@ -108,7 +118,13 @@ pub(crate) fn policy_builtins(builder: &mut GlobalsBuilder) {
             })?;
             resolved.push(validate_host_executable_path(name, raw)?);
         }
-        record(eval, Definition::HostExecutable { name: name.to_string(), paths: resolved })
+        record(
+            eval,
+            Definition::HostExecutable {
+                name: name.to_string(),
+                paths: resolved,
+            },
+        )
     }
 
     fn network_rule<'v>(
@@ -156,9 +172,13 @@ fn parse_pattern_element(value: Value) -> Result<PatternToken, RuleError> {
         })
         .collect::<Result<Vec<_>, _>>()?;
     match alts.len() {
-        0 => Err(RuleError::InvalidPattern("pattern alternatives cannot be empty".into())),
+        0 => Err(RuleError::InvalidPattern(
+            "pattern alternatives cannot be empty".into(),
+        )),
         // A one-element list behaves exactly like the bare string.
-        1 => Ok(PatternToken::Single(alts.into_iter().next().unwrap_or_default())),
+        1 => Ok(PatternToken::Single(
+            alts.into_iter().next().unwrap_or_default(),
+        )),
         _ => Ok(PatternToken::Alts(alts)),
     }
 }
@@ -179,8 +199,14 @@ fn parse_example(value: Value) -> Result<Vec<String>, RuleError> {
         return Ok(tokens);
     }
     let Some(list) = ListRef::from_value(value) else {
-        let got = if TupleRef::from_value(value).is_some() { "tuple" } else { value.get_type() };
-        return Err(invalid(format!("example must be a string or list of strings (got {got})")));
+        let got = if TupleRef::from_value(value).is_some() {
+            "tuple"
+        } else {
+            value.get_type()
+        };
+        return Err(invalid(format!(
+            "example must be a string or list of strings (got {got})"
+        )));
     };
     if list.is_empty() {
         return Err(invalid("example cannot be an empty list".into()));
@@ -188,7 +214,10 @@ fn parse_example(value: Value) -> Result<Vec<String>, RuleError> {
     list.iter()
         .map(|tok| {
             tok.unpack_str().map(str::to_string).ok_or_else(|| {
-                invalid(format!("example tokens must be strings (got {})", tok.get_type()))
+                invalid(format!(
+                    "example tokens must be strings (got {})",
+                    tok.get_type()
+                ))
             })
         })
         .collect()

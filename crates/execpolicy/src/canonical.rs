@@ -29,14 +29,20 @@ mod tests {
         assert!(same("\u{17f}tatus", "status"));
         assert!(same("STRASSE", "stra\u{df}e"));
         assert!(same("FILE", "\u{fb01}le"));
-        assert!(same("\u{3c3}\u{3bf}\u{3c6}\u{3bf}\u{3c2}", "\u{3a3}\u{39f}\u{3a6}\u{39f}\u{3a3}"));
+        assert!(same(
+            "\u{3c3}\u{3bf}\u{3c6}\u{3bf}\u{3c2}",
+            "\u{3a3}\u{39f}\u{3a6}\u{39f}\u{3a3}"
+        ));
         assert!(same("\u{212a}", "k"));
         assert!(same("e\u{301}", "\u{e9}"));
     }
 
     #[test]
     fn keeps_compatibility_forms_suffixes_and_spaces_distinct() {
-        assert!(!same("\u{ff33}\u{ff34}\u{ff21}\u{ff34}\u{ff35}\u{ff33}", "status"));
+        assert!(!same(
+            "\u{ff33}\u{ff34}\u{ff21}\u{ff34}\u{ff35}\u{ff33}",
+            "status"
+        ));
         assert!(!same("git.exe", "git"));
         assert!(!same("status ", "status"));
     }

@@ -67,7 +67,9 @@ mod tests {
         assert!(Decision::Forbidden > Decision::Prompt);
         assert!(Decision::Prompt > Decision::Allow);
         assert_eq!(
-            [Decision::Allow, Decision::Forbidden, Decision::Prompt].iter().max(),
+            [Decision::Allow, Decision::Forbidden, Decision::Prompt]
+                .iter()
+                .max(),
             Some(&Decision::Forbidden)
         );
     }

@@ -45,7 +45,9 @@ impl ResolutionContext {
     pub fn from_process() -> Self {
         Self {
             cwd: std::env::current_dir().ok(),
-            home: std::env::var_os("HOME").filter(|h| !h.is_empty()).map(PathBuf::from),
+            home: std::env::var_os("HOME")
+                .filter(|h| !h.is_empty())
+                .map(PathBuf::from),
         }
     }
 
@@ -79,7 +81,9 @@ impl ResolutionContext {
 /// `invalid rule: host_executable name must be a bare executable name (got X)`.
 pub fn validate_host_executable_name(name: &str) -> Result<(), RuleError> {
     if name.is_empty() {
-        return Err(RuleError::InvalidRule("host_executable name cannot be empty".into()));
+        return Err(RuleError::InvalidRule(
+            "host_executable name cannot be empty".into(),
+        ));
     }
     let mut components = Path::new(name).components();
     let bare = matches!(
@@ -103,7 +107,9 @@ pub fn validate_host_executable_name(name: &str) -> Result<(), RuleError> {
 /// ``invalid rule: host_executable path `X` must have basename `name` ``.
 pub fn validate_host_executable_path(name: &str, raw: &str) -> Result<AbsolutePathBuf, RuleError> {
     let path = AbsolutePathBuf::new(Path::new(raw)).ok_or_else(|| {
-        RuleError::InvalidRule(format!("host_executable paths must be absolute (got {raw})"))
+        RuleError::InvalidRule(format!(
+            "host_executable paths must be absolute (got {raw})"
+        ))
     })?;
     if path.as_path().file_name().and_then(|n| n.to_str()) != Some(name) {
         return Err(RuleError::InvalidRule(format!(
@@ -125,12 +131,17 @@ mod tests {
     }
 
     fn resolved(token: &str) -> Option<String> {
-        ctx().resolve(token).map(|p| p.as_path().display().to_string())
+        ctx()
+            .resolve(token)
+            .map(|p| p.as_path().display().to_string())
     }
 
     #[test]
     fn normalises_without_touching_disk() {
-        assert_eq!(normalize_lexically(Path::new("/usr/bin/../bin//git/")), Path::new("/usr/bin/git"));
+        assert_eq!(
+            normalize_lexically(Path::new("/usr/bin/../bin//git/")),
+            Path::new("/usr/bin/git")
+        );
         assert_eq!(normalize_lexically(Path::new("/../..")), Path::new("/"));
         assert_eq!(normalize_lexically(Path::new("/a/./b")), Path::new("/a/b"));
     }
@@ -145,7 +156,10 @@ mod tests {
         assert_eq!(resolved("~/bin/az").as_deref(), Some("/home/oracle/bin/az"));
         assert_eq!(resolved("~//git").as_deref(), Some("/home/oracle/git"));
         assert_eq!(resolved("~other/x").as_deref(), Some("/tmp/work/~other/x"));
-        assert_eq!(resolved("/usr/bin/../bin/git").as_deref(), Some("/usr/bin/git"));
+        assert_eq!(
+            resolved("/usr/bin/../bin/git").as_deref(),
+            Some("/usr/bin/git")
+        );
     }
 
     #[test]
@@ -158,7 +172,9 @@ mod tests {
         for bad in ["bin/git", ".", "..", "/git"] {
             assert_eq!(
                 validate_host_executable_name(bad).unwrap_err().to_string(),
-                format!("invalid rule: host_executable name must be a bare executable name (got {bad})")
+                format!(
+                    "invalid rule: host_executable name must be a bare executable name (got {bad})"
+                )
             );
         }
     }
@@ -166,23 +182,33 @@ mod tests {
     #[test]
     fn validates_paths() {
         assert_eq!(
-            validate_host_executable_path("git", "/usr/bin/../bin/git").unwrap().as_path(),
+            validate_host_executable_path("git", "/usr/bin/../bin/git")
+                .unwrap()
+                .as_path(),
             Path::new("/usr/bin/git")
         );
         assert_eq!(
-            validate_host_executable_path("git", "usr/bin/git").unwrap_err().to_string(),
+            validate_host_executable_path("git", "usr/bin/git")
+                .unwrap_err()
+                .to_string(),
             "invalid rule: host_executable paths must be absolute (got usr/bin/git)"
         );
         assert_eq!(
-            validate_host_executable_path("az", "~/.openai/bin/az").unwrap_err().to_string(),
+            validate_host_executable_path("az", "~/.openai/bin/az")
+                .unwrap_err()
+                .to_string(),
             "invalid rule: host_executable paths must be absolute (got ~/.openai/bin/az)"
         );
         assert_eq!(
-            validate_host_executable_path("git", "/").unwrap_err().to_string(),
+            validate_host_executable_path("git", "/")
+                .unwrap_err()
+                .to_string(),
             "invalid rule: host_executable path `/` must have basename `git`"
         );
         assert_eq!(
-            validate_host_executable_path("git", "/usr/bin/git2").unwrap_err().to_string(),
+            validate_host_executable_path("git", "/usr/bin/git2")
+                .unwrap_err()
+                .to_string(),
             "invalid rule: host_executable path `/usr/bin/git2` must have basename `git`"
         );
     }

@@ -82,7 +82,12 @@ impl NetworkRule {
         let decision = parse_network_decision(decision)?;
         let justification = validate_justification(justification)?;
         let host = normalize_network_host(host)?;
-        Ok(Self { host, protocol, decision, justification })
+        Ok(Self {
+            host,
+            protocol,
+            decision,
+            justification,
+        })
     }
 }
 
@@ -91,7 +96,11 @@ impl NetworkRule {
 /// # Errors
 /// `invalid decision: X` otherwise (`ask` included).
 pub fn parse_network_decision(raw: &str) -> Result<Decision, RuleError> {
-    if raw == "deny" { Ok(Decision::Forbidden) } else { Decision::parse(raw) }
+    if raw == "deny" {
+        Ok(Decision::Forbidden)
+    } else {
+        Decision::parse(raw)
+    }
 }
 
 /// Rejects a justification that is empty after trimming; keeps it verbatim otherwise.
@@ -100,9 +109,9 @@ pub fn parse_network_decision(raw: &str) -> Result<Decision, RuleError> {
 /// `invalid rule: justification cannot be empty`.
 pub fn validate_justification(raw: Option<&str>) -> Result<Option<String>, RuleError> {
     match raw {
-        Some(text) if text.trim().is_empty() => {
-            Err(RuleError::InvalidRule("justification cannot be empty".into()))
-        }
+        Some(text) if text.trim().is_empty() => Err(RuleError::InvalidRule(
+            "justification cannot be empty".into(),
+        )),
         other => Ok(other.map(str::to_string)),
     }
 }
@@ -125,7 +134,9 @@ pub fn normalize_network_host(raw: &str) -> Result<String, RuleError> {
         return Err(host_error("cannot be empty"));
     }
     if trimmed.contains("://") || trimmed.contains(['/', '?', '#']) {
-        return Err(host_error("must be a hostname or IP literal (without scheme or path)"));
+        return Err(host_error(
+            "must be a hostname or IP literal (without scheme or path)",
+        ));
     }
     if trimmed.chars().any(char::is_whitespace) {
         return Err(host_error("cannot contain whitespace"));
@@ -138,7 +149,9 @@ pub fn normalize_network_host(raw: &str) -> Result<String, RuleError> {
             return Err(host_error("has an invalid bracketed IPv6 literal"));
         }
         if !suffix.is_empty() && !is_port_suffix(suffix) {
-            return Err(host_error(format!("contains an unsupported suffix: {trimmed}")));
+            return Err(host_error(format!(
+                "contains an unsupported suffix: {trimmed}"
+            )));
         }
         inner
     } else if trimmed.parse::<Ipv6Addr>().is_ok() {
@@ -146,7 +159,11 @@ pub fn normalize_network_host(raw: &str) -> Result<String, RuleError> {
     } else {
         match trimmed.split_once(':') {
             Some((name, port)) if is_port_suffix(&format!(":{port}")) => name,
-            Some(_) => return Err(host_error(format!("contains an unsupported suffix: {trimmed}"))),
+            Some(_) => {
+                return Err(host_error(format!(
+                    "contains an unsupported suffix: {trimmed}"
+                )));
+            }
             None => trimmed,
         }
     };
@@ -155,7 +172,9 @@ pub fn normalize_network_host(raw: &str) -> Result<String, RuleError> {
         return Err(host_error("cannot be empty"));
     }
     if host.contains('*') {
-        return Err(host_error("must be a specific host; wildcards are not allowed"));
+        return Err(host_error(
+            "must be a specific host; wildcards are not allowed",
+        ));
     }
     Ok(host)
 }
@@ -190,14 +209,23 @@ mod tests {
         for (raw, msg) in [
             (" . ", "cannot be empty"),
             ("", "cannot be empty"),
-            ("https://x.com", "must be a hostname or IP literal (without scheme or path)"),
-            ("x.com/path", "must be a hostname or IP literal (without scheme or path)"),
+            (
+                "https://x.com",
+                "must be a hostname or IP literal (without scheme or path)",
+            ),
+            (
+                "x.com/path",
+                "must be a hostname or IP literal (without scheme or path)",
+            ),
             ("a b.com", "cannot contain whitespace"),
             ("[::1", "has an invalid bracketed IPv6 literal"),
             ("[zz]", "has an invalid bracketed IPv6 literal"),
             ("[::1]x", "contains an unsupported suffix: [::1]x"),
             ("x.com:http", "contains an unsupported suffix: x.com:http"),
-            ("*.example.com", "must be a specific host; wildcards are not allowed"),
+            (
+                "*.example.com",
+                "must be a specific host; wildcards are not allowed",
+            ),
         ] {
             assert_eq!(
                 normalize_network_host(raw).unwrap_err().to_string(),
@@ -209,11 +237,20 @@ mod tests {
 
     #[test]
     fn protocols_and_decisions() {
-        assert_eq!(NetworkRuleProtocol::parse("https_connect").unwrap(), NetworkRuleProtocol::Https);
-        assert_eq!(NetworkRuleProtocol::parse("http-connect").unwrap(), NetworkRuleProtocol::Https);
+        assert_eq!(
+            NetworkRuleProtocol::parse("https_connect").unwrap(),
+            NetworkRuleProtocol::Https
+        );
+        assert_eq!(
+            NetworkRuleProtocol::parse("http-connect").unwrap(),
+            NetworkRuleProtocol::Https
+        );
         assert!(NetworkRuleProtocol::parse("HTTPS").is_err());
         assert_eq!(parse_network_decision("deny").unwrap(), Decision::Forbidden);
-        assert_eq!(parse_network_decision("ask").unwrap_err().to_string(), "invalid decision: ask");
+        assert_eq!(
+            parse_network_decision("ask").unwrap_err().to_string(),
+            "invalid decision: ask"
+        );
     }
 
     #[test]
@@ -223,6 +260,9 @@ mod tests {
         let err = NetworkRule::parse("", "http", "ask", Some("")).unwrap_err();
         assert_eq!(err.to_string(), "invalid decision: ask");
         let err = NetworkRule::parse("", "http", "allow", Some(" ")).unwrap_err();
-        assert_eq!(err.to_string(), "invalid rule: justification cannot be empty");
+        assert_eq!(
+            err.to_string(),
+            "invalid rule: justification cannot be empty"
+        );
     }
 }

@@ -3,8 +3,9 @@
 
 use std::path::Path;
 
+use starlark::environment::FrozenModule;
 use starlark::environment::{Globals, GlobalsBuilder, Module};
-use starlark::eval::Evaluator;
+use starlark::eval::{Evaluator, FileLoader};
 use starlark::syntax::{AstModule, Dialect};
 
 use crate::builtins::{Definition, FileBuilder, RuleCall, policy_builtins};
@@ -30,7 +31,10 @@ impl PolicyParser {
     /// A parser with an empty policy. Builds the Starlark globals once.
     pub fn new() -> Self {
         let globals = GlobalsBuilder::standard().with(policy_builtins).build();
-        Self { policy: Policy::empty(), globals }
+        Self {
+            policy: Policy::empty(),
+            globals,
+        }
     }
 
     /// Reads and evaluates one file; `path` is named in errors exactly as given.
@@ -39,10 +43,15 @@ impl PolicyParser {
     /// [`LoadError::Read`] if the file is missing, a directory or not UTF-8;
     /// [`LoadError::Parse`] if it is not a valid policy.
     pub fn load_file(&mut self, path: &Path) -> Result<(), LoadError> {
-        let source = std::fs::read_to_string(path)
-            .map_err(|source| LoadError::Read { path: path.to_path_buf(), source })?;
+        let source = std::fs::read_to_string(path).map_err(|source| LoadError::Read {
+            path: path.to_path_buf(),
+            source,
+        })?;
         self.parse(&path.display().to_string(), &source)
-            .map_err(|source| LoadError::Parse { path: path.to_path_buf(), source })
+            .map_err(|source| LoadError::Parse {
+                path: path.to_path_buf(),
+                source,
+            })
     }
 
     /// Evaluates `source` as the file `label` (used in diagnostics).
@@ -53,13 +62,17 @@ impl PolicyParser {
     /// [`ParseError::Starlark`] for syntax, name and builtin errors;
     /// [`ParseError::Example`] when a `match`/`not_match` example fails.
     pub fn parse(&mut self, label: &str, source: &str) -> Result<(), ParseError> {
-        let dialect = Dialect { enable_f_strings: true, ..Dialect::Extended };
-        let ast = AstModule::parse(label, source.to_owned(), &dialect)
-            .map_err(ParseError::Starlark)?;
+        let dialect = Dialect {
+            enable_f_strings: true,
+            ..Dialect::Extended
+        };
+        let ast =
+            AstModule::parse(label, source.to_owned(), &dialect).map_err(ParseError::Starlark)?;
         let file = FileBuilder::default();
         Module::with_temp_heap(|module| {
             let mut eval = Evaluator::new(&module);
             eval.extra = Some(&file);
+            eval.set_loader(&NoImports);
             eval.eval_module(ast, &self.globals).map(|_| ())
         })
         .map_err(ParseError::Starlark)?;
@@ -91,6 +104,18 @@ impl PolicyParser {
     }
 }
 
+/// `.rules` files are self-contained: `load()` is refused with a message that says so
+/// (the key text `No imports are available, you tried ...` is Codex's).
+struct NoImports;
+
+impl FileLoader for NoImports {
+    fn load(&self, path: &str) -> starlark::Result<FrozenModule> {
+        Err(starlark::Error::new_other(anyhow::anyhow!(
+            "No imports are available, you tried `{path}`"
+        )))
+    }
+}
+
 /// Checks one call's examples against a policy holding only that call's rules plus
 /// the host bindings of `loaded` (everything loaded up to the end of this file).
 fn validate_examples(call: &RuleCall, loaded: &Policy) -> Result<(), RuleError> {
@@ -100,7 +125,10 @@ fn validate_examples(call: &RuleCall, loaded: &Policy) -> Result<(), RuleError> 
     let own = loaded.with_only_rules(&call.rules);
     let options = MatchOptions::resolving();
     for example in &call.not_matches {
-        if let Some(first) = own.matches_for_command_with_options(example, &options).first() {
+        if let Some(first) = own
+            .matches_for_command_with_options(example, &options)
+            .first()
+        {
             return Err(RuleError::ExampleDidMatch {
                 rule: format!("{first:?}"),
                 example: join_example(example),
@@ -110,7 +138,10 @@ fn validate_examples(call: &RuleCall, loaded: &Policy) -> Result<(), RuleError> 
     let unmatched: Vec<String> = call
         .matches
         .iter()
-        .filter(|example| own.matches_for_command_with_options(example, &options).is_empty())
+        .filter(|example| {
+            own.matches_for_command_with_options(example, &options)
+                .is_empty()
+        })
         .map(|example| join_example(example))
         .collect();
     if unmatched.is_empty() {

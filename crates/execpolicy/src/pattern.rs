@@ -48,13 +48,20 @@ impl PrefixPattern {
     pub fn new(first: String, rest: Vec<PatternToken>, canonical_matching: bool) -> Self {
         let folded = canonical_matching.then(|| {
             std::iter::once(vec![canonical_key(&first)])
-                .chain(
-                    rest.iter()
-                        .map(|tok| tok.alternatives().iter().map(|t| canonical_key(t)).collect()),
-                )
+                .chain(rest.iter().map(|tok| {
+                    tok.alternatives()
+                        .iter()
+                        .map(|t| canonical_key(t))
+                        .collect()
+                }))
                 .collect()
         });
-        Self { canonical_matching, first, rest, folded }
+        Self {
+            canonical_matching,
+            first,
+            rest,
+            folded,
+        }
     }
 
     /// Number of tokens this pattern consumes.
@@ -82,13 +89,10 @@ impl PrefixPattern {
                         .zip(&argv[1..])
                         .all(|(pat, tok)| pat.alternatives().iter().any(|alt| alt == tok))
             }
-            Some(folded) => folded
-                .iter()
-                .zip(argv)
-                .all(|(keys, tok)| {
-                    let key = canonical_key(tok);
-                    keys.iter().any(|k| *k == key)
-                }),
+            Some(folded) => folded.iter().zip(argv).all(|(keys, tok)| {
+                let key = canonical_key(tok);
+                keys.contains(&key)
+            }),
         }
     }
 }

@@ -26,7 +26,10 @@ pub struct MatchOptions {
 impl MatchOptions {
     /// Options with host resolution on, against the process cwd and `$HOME`.
     pub fn resolving() -> Self {
-        Self { resolve_host_executables: true, resolution: None }
+        Self {
+            resolve_host_executables: true,
+            resolution: None,
+        }
     }
 }
 
@@ -47,7 +50,10 @@ pub struct Evaluation {
 impl Evaluation {
     fn from_matches(matched_rules: Vec<RuleMatch>) -> Self {
         let decision = matched_rules.iter().map(RuleMatch::decision).max();
-        Self { matched_rules, decision }
+        Self {
+            matched_rules,
+            decision,
+        }
     }
 
     /// True when at least one match came from an explicit rule.
@@ -89,8 +95,9 @@ impl Group {
 
     /// Candidate rule indices for `second` (the command's second token), in load order.
     fn candidates(&self, second: Option<&String>) -> Vec<usize> {
-        let indexed: &[usize] =
-            second.and_then(|s| self.by_second.get(s)).map_or(&[], Vec::as_slice);
+        let indexed: &[usize] = second
+            .and_then(|s| self.by_second.get(s))
+            .map_or(&[], Vec::as_slice);
         merge_sorted(&self.unindexed, indexed)
     }
 }
@@ -136,7 +143,10 @@ impl Policy {
         let index = self.rules.len();
         let key = rule.pattern.first.clone();
         if rule.pattern.canonical_matching {
-            let groups = self.canonical_groups.entry(canonical_key(&key)).or_default();
+            let groups = self
+                .canonical_groups
+                .entry(canonical_key(&key))
+                .or_default();
             if !groups.contains(&key) {
                 groups.push(key.clone());
             }
@@ -161,7 +171,9 @@ impl Policy {
     /// persisted), unless an allow rule already matches exactly that command.
     /// An empty prefix is ignored.
     pub fn add_allow_prefix_rule(&mut self, prefix: &[String]) {
-        let Some((first, rest)) = prefix.split_first() else { return };
+        let Some((first, rest)) = prefix.split_first() else {
+            return;
+        };
         let already = self
             .matches_exact(prefix)
             .iter()
@@ -180,7 +192,10 @@ impl Policy {
     /// A policy with this policy's host bindings but only `rules`; used to check a
     /// call's examples against its own rules (reference §4.2).
     pub(crate) fn with_only_rules(&self, rules: &[PrefixRule]) -> Self {
-        let mut own = Self { host_executables: self.host_executables.clone(), ..Self::default() };
+        let mut own = Self {
+            host_executables: self.host_executables.clone(),
+            ..Self::default()
+        };
         for rule in rules {
             own.push_rule(rule.clone());
         }
@@ -250,13 +265,20 @@ impl Policy {
     }
 
     fn matches_exact(&self, argv: &[String]) -> Vec<RuleMatch> {
-        let Some(program) = argv.first() else { return Vec::new() };
+        let Some(program) = argv.first() else {
+            return Vec::new();
+        };
         let mut out = Vec::new();
         if let Some(group) = self.groups.get(program) {
             self.collect(group.candidates(argv.get(1)), argv, None, &mut out);
         }
         if !self.canonical_groups.is_empty() {
-            for key in self.canonical_groups.get(&canonical_key(program)).into_iter().flatten() {
+            for key in self
+                .canonical_groups
+                .get(&canonical_key(program))
+                .into_iter()
+                .flatten()
+            {
                 if key != program {
                     self.collect_canonical(&self.groups[key], argv, None, &mut out);
                 }
@@ -266,12 +288,16 @@ impl Policy {
     }
 
     fn matches_resolved(&self, argv: &[String], ctx: &ResolutionContext) -> Vec<RuleMatch> {
-        let Some(resolved) = argv.first().and_then(|p| ctx.resolve(p)) else { return Vec::new() };
+        let Some(resolved) = argv.first().and_then(|p| ctx.resolve(p)) else {
+            return Vec::new();
+        };
         let Some(basename) = resolved.as_path().file_name().and_then(|n| n.to_str()) else {
             return Vec::new();
         };
         let gated_out = |name: &str| {
-            self.host_executables.get(name).is_some_and(|paths| !paths.contains(&resolved))
+            self.host_executables
+                .get(name)
+                .is_some_and(|paths| !paths.contains(&resolved))
         };
         if gated_out(basename) {
             return Vec::new();
@@ -281,12 +307,27 @@ impl Policy {
         substituted.extend_from_slice(&argv[1..]);
         let mut out = Vec::new();
         if let Some(group) = self.groups.get(basename) {
-            self.collect(group.candidates(argv.get(1)), &substituted, Some(&resolved), &mut out);
+            self.collect(
+                group.candidates(argv.get(1)),
+                &substituted,
+                Some(&resolved),
+                &mut out,
+            );
         }
         if !self.canonical_groups.is_empty() {
-            for key in self.canonical_groups.get(&canonical_key(basename)).into_iter().flatten() {
+            for key in self
+                .canonical_groups
+                .get(&canonical_key(basename))
+                .into_iter()
+                .flatten()
+            {
                 if key != basename && !gated_out(key) {
-                    self.collect_canonical(&self.groups[key], &substituted, Some(&resolved), &mut out);
+                    self.collect_canonical(
+                        &self.groups[key],
+                        &substituted,
+                        Some(&resolved),
+                        &mut out,
+                    );
                 }
             }
         }
@@ -321,8 +362,11 @@ impl Policy {
         out: &mut Vec<RuleMatch>,
     ) {
         if group.has_canonical {
-            let canonical =
-                group.all.iter().copied().filter(|&i| self.rules[i].pattern.canonical_matching);
+            let canonical = group
+                .all
+                .iter()
+                .copied()
+                .filter(|&i| self.rules[i].pattern.canonical_matching);
             self.collect(canonical, argv, resolved, out);
         }
     }

@@ -33,7 +33,8 @@ impl AbsolutePathBuf {
     /// Wraps `path` if it is absolute, normalising it lexically (see
     /// [`crate::host::normalize_lexically`]); `None` for a relative path.
     pub fn new(path: &Path) -> Option<Self> {
-        path.is_absolute().then(|| Self(crate::host::normalize_lexically(path)))
+        path.is_absolute()
+            .then(|| Self(crate::host::normalize_lexically(path)))
     }
 
     /// The path.
@@ -116,8 +117,10 @@ mod tests {
             serde_json::to_string(&bare).unwrap(),
             r#"{"prefixRuleMatch":{"matchedPrefix":["ls"],"decision":"allow"}}"#
         );
-        let heuristic =
-            RuleMatch::HeuristicsRuleMatch { command: vec!["ls".into()], decision: Decision::Prompt };
+        let heuristic = RuleMatch::HeuristicsRuleMatch {
+            command: vec!["ls".into()],
+            decision: Decision::Prompt,
+        };
         assert_eq!(
             serde_json::to_string(&heuristic).unwrap(),
             r#"{"heuristicsRuleMatch":{"command":["ls"],"decision":"prompt"}}"#

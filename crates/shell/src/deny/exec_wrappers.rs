@@ -1,0 +1,295 @@
+//! Exec wrappers: programs that run another command given in their own argv
+//! (spec 03 "Two views" item 2 and edge case 23).
+//!
+//! The deny view unwraps them so that `timeout 5 git push` is also seen as `git push`.
+//! Each wrapper's options that take a separate value are listed so the wrapped command
+//! starts at the right token; `--opt=value` forms are always skipped whole.
+
+use std::path::Path;
+
+/// The exec wrappers of spec 03 (also the amendment-refusal list of edge case 21):
+/// a proposal or rule prefix starting with one of these would cover any command.
+pub const EXEC_WRAPPERS: &[&str] = &[
+    "timeout", "nice", "nohup", "stdbuf", "env", "command", "builtin", "exec", "time", "xargs",
+    "sudo", "doas",
+];
+
+/// Whether `program` (matched by basename, so `/usr/bin/env` counts) is one of
+/// [`EXEC_WRAPPERS`].
+pub fn is_exec_wrapper(program: &str) -> bool {
+    EXEC_WRAPPERS.contains(&basename(program))
+}
+
+/// The last path component of a program token (`/usr/bin/git` → `git`); the token itself
+/// when it has no `/`.
+pub fn basename(program: &str) -> &str {
+    Path::new(program)
+        .file_name()
+        .and_then(|name| name.to_str())
+        .unwrap_or(program)
+}
+
+/// How one wrapper's argv is laid out.
+struct WrapperSyntax {
+    name: &'static str,
+    /// Short options whose value is the rest of the cluster or the next token.
+    short_with_value: &'static [char],
+    /// Long options (without `--`) whose value may be the next token.
+    long_with_value: &'static [&'static str],
+    /// Tokens between the options and the command (`timeout`'s duration).
+    positionals: usize,
+    /// Whether `NAME=VALUE` tokens may precede the command (`env`, `sudo`).
+    assignments: bool,
+}
+
+const SYNTAX: &[WrapperSyntax] = &[
+    WrapperSyntax {
+        name: "timeout",
+        short_with_value: &['s', 'k'],
+        long_with_value: &["signal", "kill-after"],
+        positionals: 1,
+        assignments: false,
+    },
+    WrapperSyntax {
+        name: "nice",
+        short_with_value: &['n'],
+        long_with_value: &["adjustment"],
+        positionals: 0,
+        assignments: false,
+    },
+    WrapperSyntax {
+        name: "nohup",
+        short_with_value: &[],
+        long_with_value: &[],
+        positionals: 0,
+        assignments: false,
+    },
+    WrapperSyntax {
+        name: "stdbuf",
+        short_with_value: &['i', 'o', 'e'],
+        long_with_value: &["input", "output", "error"],
+        positionals: 0,
+        assignments: false,
+    },
+    WrapperSyntax {
+        name: "env",
+        short_with_value: &['u', 'C', 'S'],
+        long_with_value: &["unset", "chdir", "split-string"],
+        positionals: 0,
+        assignments: true,
+    },
+    WrapperSyntax {
+        name: "command",
+        short_with_value: &[],
+        long_with_value: &[],
+        positionals: 0,
+        assignments: false,
+    },
+    WrapperSyntax {
+        name: "builtin",
+        short_with_value: &[],
+        long_with_value: &[],
+        positionals: 0,
+        assignments: false,
+    },
+    WrapperSyntax {
+        name: "exec",
+        short_with_value: &['a'],
+        long_with_value: &[],
+        positionals: 0,
+        assignments: false,
+    },
+    WrapperSyntax {
+        // GNU time's `-f FORMAT` and `-o FILE` also take values.
+        name: "time",
+        short_with_value: &['f', 'o'],
+        long_with_value: &["format", "output"],
+        positionals: 0,
+        assignments: false,
+    },
+    WrapperSyntax {
+        name: "xargs",
+        short_with_value: &['n', 'L', 'P', 's', 'd', 'E', 'I', 'a'],
+        long_with_value: &[
+            "max-args",
+            "max-lines",
+            "max-procs",
+            "max-chars",
+            "delimiter",
+            "arg-file",
+            "process-slot-var",
+        ],
+        positionals: 0,
+        assignments: false,
+    },
+    WrapperSyntax {
+        // `-R` (chroot) and `-T` (timeout) also take values in current sudo.
+        name: "sudo",
+        short_with_value: &['u', 'g', 'h', 'p', 'C', 'D', 'r', 't', 'U', 'R', 'T'],
+        long_with_value: &[
+            "user",
+            "group",
+            "host",
+            "prompt",
+            "close-from",
+            "chdir",
+            "role",
+            "type",
+            "other-user",
+            "chroot",
+            "command-timeout",
+        ],
+        positionals: 0,
+        assignments: true,
+    },
+    WrapperSyntax {
+        name: "doas",
+        short_with_value: &['u', 'C'],
+        long_with_value: &[],
+        positionals: 0,
+        assignments: false,
+    },
+];
+
+/// What an exec wrapper runs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unwrapped<'a> {
+    /// The wrapper's basename (`env`, `sudo`, ..., or `eval`).
+    pub wrapper: &'a str,
+    /// The wrapped command's argv; empty when the wrapper runs nothing from its argv
+    /// (`env` alone prints the environment) or when the command is in [`Self::script`].
+    pub command: &'a [String],
+    /// `NAME=VALUE` tokens given to `env` or `sudo` before the command.
+    pub assignments: Vec<(&'a str, &'a str)>,
+    /// A command line the wrapper re-splits or evaluates: the `env -S` string followed
+    /// by the remaining arguments (spec 03 edge case 23), or `eval`'s arguments joined
+    /// with spaces. Parsed as a script by the deny view.
+    pub script: Option<String>,
+}
+
+/// Unwraps one level of exec wrapper from `argv`.
+///
+/// Recognises [`EXEC_WRAPPERS`] by basename, plus `eval` (its arguments are a script;
+/// not in spec 03's list, added because it executes code the same way). Option values
+/// follow spec 03 edge case 23. Returns `None` when `argv[0]` is not a wrapper.
+pub fn unwrap_exec_wrapper(argv: &[String]) -> Option<Unwrapped<'_>> {
+    let program = basename(argv.first()?);
+    if program == "eval" {
+        let script = argv.get(1..).unwrap_or_default().join(" ");
+        return Some(Unwrapped {
+            wrapper: program,
+            command: &[],
+            assignments: Vec::new(),
+            script: Some(script),
+        });
+    }
+    let syntax = SYNTAX.iter().find(|syntax| syntax.name == program)?;
+    let mut split_string: Option<&str> = None;
+    let mut index = 1;
+    while let Some(token) = argv.get(index) {
+        if token == "--" {
+            index += 1;
+            break;
+        }
+        if syntax.name == "env" && token == "-" {
+            // `env -` is an old spelling of `env -i`.
+            index += 1;
+            continue;
+        }
+        if let Some(long) = token.strip_prefix("--") {
+            let (name, inline) = match long.split_once('=') {
+                Some((name, value)) => (name, Some(value)),
+                None => (long, None),
+            };
+            let takes_value = syntax.long_with_value.contains(&name);
+            let value = match inline {
+                Some(value) => Some(value),
+                None if takes_value => argv.get(index + 1).map(String::as_str),
+                None => None,
+            };
+            if syntax.name == "env" && name == "split-string" {
+                split_string = value;
+            }
+            index += if takes_value && inline.is_none() {
+                2
+            } else {
+                1
+            };
+            continue;
+        }
+        let Some(cluster) = token
+            .strip_prefix('-')
+            .filter(|cluster| !cluster.is_empty())
+        else {
+            break;
+        };
+        let mut consumed = 1;
+        for (position, flag) in cluster.char_indices() {
+            if !syntax.short_with_value.contains(&flag) {
+                continue;
+            }
+            let glued = cluster
+                .get(position + flag.len_utf8()..)
+                .unwrap_or_default();
+            let value = if glued.is_empty() {
+                consumed = 2;
+                argv.get(index + 1).map(String::as_str)
+            } else {
+                Some(glued)
+            };
+            if syntax.name == "env" && flag == 'S' {
+                split_string = value;
+            }
+            break;
+        }
+        index += consumed;
+    }
+    let mut assignments = Vec::new();
+    if syntax.assignments {
+        while let Some((name, value)) = argv.get(index).and_then(|token| split_assignment(token)) {
+            assignments.push((name, value));
+            index += 1;
+        }
+    }
+    index += syntax.positionals;
+    let rest = argv.get(index..).unwrap_or_default();
+    if let Some(split) = split_string {
+        // `env -S STRING ARGS...` runs the words of STRING followed by ARGS.
+        let mut script = split.to_owned();
+        for arg in rest {
+            script.push(' ');
+            script.push_str(
+                &shlex::try_quote(arg)
+                    .map(|quoted| quoted.into_owned())
+                    .unwrap_or_default(),
+            );
+        }
+        return Some(Unwrapped {
+            wrapper: program,
+            command: &[],
+            assignments,
+            script: Some(script),
+        });
+    }
+    Some(Unwrapped {
+        wrapper: program,
+        command: rest,
+        assignments,
+        script: None,
+    })
+}
+
+/// Splits `NAME=VALUE` when `NAME` is a valid shell variable name.
+pub(crate) fn split_assignment(token: &str) -> Option<(&str, &str)> {
+    let (name, value) = token.split_once('=')?;
+    is_variable_name(name).then_some((name, value))
+}
+
+/// `[A-Za-z_][A-Za-z0-9_]*`
+pub(crate) fn is_variable_name(name: &str) -> bool {
+    let mut chars = name.chars();
+    chars
+        .next()
+        .is_some_and(|first| first.is_ascii_alphabetic() || first == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+}

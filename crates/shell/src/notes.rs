@@ -1,0 +1,92 @@
+//! Why a command was segmented the way it was: data for `airlock explain` and the audit
+//! log, and for callers that must act conservatively on what was not understood.
+
+use std::fmt;
+
+/// Why a script did not yield plain segments (spec 03 "Two views", item 1).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum NotPlainReason {
+    /// The wrapper is not exactly `[shell, -c|-lc, script]` (spec 03 edge cases 2, 20).
+    ExtendedWrapper,
+    /// The script is empty or whitespace only (spec 03 edge case 16).
+    EmptyScript,
+    /// tree-sitter reported a syntax error (spec 03 edge case 15).
+    SyntaxError,
+    /// The script could not be parsed at all (too long, see
+    /// [`crate::MAX_SCRIPT_BYTES`]).
+    Unparsed,
+    /// A syntax construct outside the plain subset (subshell, expansion, assignment,
+    /// control flow, comment, ...). Carries the tree-sitter node kind.
+    Construct(String),
+    /// An operator or punctuation token outside `&&`, `||`, `;`, `|` (for example `&`,
+    /// `;;`, `(`). Carries the token.
+    Operator(String),
+    /// A redirect other than the harmless ones of spec 03 edge cases 6 and 22. Carries
+    /// its source text.
+    Redirect(String),
+    /// An argument that is not a literal (for example a concatenation that reads as
+    /// empty, or a command name that is not a plain word). Carries its source text.
+    Word(String),
+    /// `env -S`/`--split-string` re-splits a string into a command line, which the plain
+    /// view cannot represent (spec 03 edge case 23).
+    EnvSplitString,
+}
+
+impl fmt::Display for NotPlainReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::ExtendedWrapper => {
+                f.write_str("shell wrapper is not exactly [shell, -c|-lc, script]")
+            }
+            Self::EmptyScript => f.write_str("script is empty"),
+            Self::SyntaxError => f.write_str("script has a syntax error"),
+            Self::Unparsed => f.write_str("script could not be parsed"),
+            Self::Construct(kind) => write!(f, "script uses a `{kind}` construct"),
+            Self::Operator(token) => write!(f, "script uses the operator `{token}`"),
+            Self::Redirect(redirect) => write!(f, "script has the redirect `{redirect}`"),
+            Self::Word(word) => write!(f, "`{word}` is not a literal word"),
+            Self::EnvSplitString => f.write_str("`env -S` re-splits a string into a command line"),
+        }
+    }
+}
+
+/// One remark about how a command was read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Note {
+    /// The command is not plain, and why.
+    NotPlain(NotPlainReason),
+    /// The segments are the heredoc command's literal words (Codex's fallback,
+    /// reference §2): usable for rule matching only, never for a bypass or an amendment
+    /// (spec 03 edge case 5).
+    HeredocFallback,
+    /// The deny view stopped descending because nested shells and exec wrappers went
+    /// deeper than the limit; commands below it were not inspected. Callers must treat
+    /// the command as not fully understood.
+    DepthLimitReached {
+        /// The limit that was reached.
+        limit: usize,
+    },
+    /// A nested script could not be parsed (too long); its commands were not
+    /// inspected. Callers must treat the command as not fully understood.
+    NestedScriptUnparsed,
+}
+
+impl fmt::Display for Note {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::NotPlain(reason) => write!(f, "not plain: {reason}"),
+            Self::HeredocFallback => {
+                f.write_str("heredoc single-command form: matched by its literal words only")
+            }
+            Self::DepthLimitReached { limit } => {
+                write!(
+                    f,
+                    "nested shells and wrappers exceed depth {limit}; deeper commands not inspected"
+                )
+            }
+            Self::NestedScriptUnparsed => f.write_str("a nested script could not be parsed"),
+        }
+    }
+}

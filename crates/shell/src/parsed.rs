@@ -1,0 +1,183 @@
+//! The segmentation result: plain segments, the deny view and what was not understood
+//! (spec 03 "Segmentation result").
+
+use crate::argv::validate_argv;
+use crate::code_loading::is_code_loading_variable;
+use crate::deny::{
+    DEFAULT_MAX_DEPTH, DenyView, EnvAssignment, InnerCommand, deny_view_with_depth,
+    extend_deny_view, unwrap_exec_wrapper,
+};
+use crate::error::Result;
+use crate::heredoc::heredoc_command;
+use crate::notes::{NotPlainReason, Note};
+use crate::plain::{is_blank_script, plain_commands};
+use crate::syntax::parse_bash;
+use crate::wrapper::{WrapperForm, extract_shell_wrapper};
+
+/// How [`ParsedCommand::segments`] was obtained.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SegmentSource {
+    /// The argv is not a shell wrapper: one segment, plain (spec 03 edge case 1).
+    Direct,
+    /// The plain segments of an exact wrapper's script.
+    PlainScript,
+    /// The literal words of a heredoc single-command script (Codex fallback; matching
+    /// only, spec 03 edge case 5).
+    Heredoc,
+    /// The whole argv, because the script is not plain and not the heredoc form.
+    WholeArgv,
+}
+
+/// One command, segmented (spec 03 "Segmentation result").
+///
+/// Invariants: `segments` is never empty and no segment is empty; `plain` is true exactly
+/// when `source` is [`SegmentSource::Direct`] or [`SegmentSource::PlainScript`]; every
+/// segment also appears in `inner` (spec 03 edge case 3).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ParsedCommand {
+    /// Plain segments, the heredoc command's words, or `[argv]`.
+    pub segments: Vec<Vec<String>>,
+    /// Whether the segments are plain: only plain segments may be allowed by a rule
+    /// with a sandbox bypass, proposed as amendments, or be known-safe.
+    pub plain: bool,
+    /// How `segments` was obtained.
+    pub source: SegmentSource,
+    /// The deny view: every command the shell could execute, the argv itself first.
+    pub inner: Vec<InnerCommand>,
+    /// Every environment variable assignment found (prefix, `env`/`sudo`, `export`, ...).
+    pub assignments: Vec<EnvAssignment>,
+    /// Why the command is not plain, whether the heredoc fallback was used, and what the
+    /// deny view could not inspect.
+    pub notes: Vec<Note>,
+}
+
+impl ParsedCommand {
+    /// The deny-view commands as argv slices.
+    pub fn inner_argvs(&self) -> impl Iterator<Item = &[String]> {
+        self.inner.iter().map(|command| command.argv.as_slice())
+    }
+
+    /// Assignments of code-loading variables (spec 03 "Policy evaluation" item 4, edge
+    /// case 14): when any exists the command is never auto-allowed.
+    pub fn code_loading_assignments(&self) -> impl Iterator<Item = &EnvAssignment> {
+        self.assignments
+            .iter()
+            .filter(|assignment| is_code_loading_variable(&assignment.name))
+    }
+
+    /// Whether the deny view inspected everything (no depth limit reached, every nested
+    /// script parsed). When false, callers must not let the command run without asking.
+    pub fn deny_view_complete(&self) -> bool {
+        !self.notes.iter().any(|note| {
+            matches!(
+                note,
+                Note::DepthLimitReached { .. } | Note::NestedScriptUnparsed
+            )
+        })
+    }
+
+    /// Why the command is not plain, if it is not.
+    pub fn not_plain_reason(&self) -> Option<&NotPlainReason> {
+        self.notes.iter().find_map(|note| match note {
+            Note::NotPlain(reason) => Some(reason),
+            _ => None,
+        })
+    }
+}
+
+/// Segments `argv` per spec 03 "Segmentation result" and computes its deny view.
+///
+/// - not a shell wrapper → `segments = [argv]`, plain (edge case 1);
+/// - exact wrapper with a plain script → the plain segments (edge cases 6, 22);
+/// - exact wrapper whose script is the heredoc single-command form → its words,
+///   not plain (edge case 5);
+/// - anything else (extended wrapper forms, blank scripts, syntax errors, other
+///   constructs) → `segments = [argv]`, not plain (edge cases 2, 15, 16, 20);
+/// - any segment that runs `env -S` (possibly through other exec wrappers) makes the
+///   command not plain with `segments = [argv]` (edge case 23).
+///
+/// Errors: the input errors of [`validate_argv`] (empty argv, empty program, NUL byte;
+/// edge case 16).
+pub fn parse_command(argv: &[String]) -> Result<ParsedCommand> {
+    parse_command_with_depth(argv, DEFAULT_MAX_DEPTH)
+}
+
+/// [`parse_command`] with an explicit deny-view depth limit.
+pub fn parse_command_with_depth(argv: &[String], max_depth: usize) -> Result<ParsedCommand> {
+    validate_argv(argv)?;
+    let mut notes = Vec::new();
+    let (mut segments, mut source) = segment(argv, &mut notes);
+    if segments
+        .iter()
+        .any(|segment| runs_env_split_string(segment, max_depth))
+    {
+        notes.retain(|note| *note != Note::HeredocFallback);
+        notes.push(Note::NotPlain(NotPlainReason::EnvSplitString));
+        segments = vec![argv.to_vec()];
+        source = SegmentSource::WholeArgv;
+    }
+    let mut view: DenyView = deny_view_with_depth(argv, max_depth);
+    for segment in &segments {
+        if !view.commands.iter().any(|inner| inner.argv == *segment) {
+            extend_deny_view(&mut view, segment, max_depth);
+        }
+    }
+    notes.extend(view.notes);
+    Ok(ParsedCommand {
+        plain: matches!(source, SegmentSource::Direct | SegmentSource::PlainScript),
+        segments,
+        source,
+        inner: view.commands,
+        assignments: view.assignments,
+        notes,
+    })
+}
+
+/// The segments of a validated argv and how they were obtained.
+fn segment(argv: &[String], notes: &mut Vec<Note>) -> (Vec<Vec<String>>, SegmentSource) {
+    let whole = || vec![argv.to_vec()];
+    let Some(wrapper) = extract_shell_wrapper(argv) else {
+        return (whole(), SegmentSource::Direct);
+    };
+    if wrapper.form == WrapperForm::Extended {
+        notes.push(Note::NotPlain(NotPlainReason::ExtendedWrapper));
+        return (whole(), SegmentSource::WholeArgv);
+    }
+    if is_blank_script(wrapper.script) {
+        notes.push(Note::NotPlain(NotPlainReason::EmptyScript));
+        return (whole(), SegmentSource::WholeArgv);
+    }
+    let Some(tree) = parse_bash(wrapper.script) else {
+        notes.push(Note::NotPlain(NotPlainReason::Unparsed));
+        return (whole(), SegmentSource::WholeArgv);
+    };
+    match plain_commands(&tree, wrapper.script) {
+        Ok(segments) => (segments, SegmentSource::PlainScript),
+        Err(reason) => {
+            notes.push(Note::NotPlain(reason));
+            match heredoc_command(&tree, wrapper.script) {
+                Some(words) => {
+                    notes.push(Note::HeredocFallback);
+                    (vec![words], SegmentSource::Heredoc)
+                }
+                None => (whole(), SegmentSource::WholeArgv),
+            }
+        }
+    }
+}
+
+/// Whether `argv`, possibly through a chain of exec wrappers, runs `env -S`
+/// (spec 03 edge case 23).
+fn runs_env_split_string(argv: &[String], max_depth: usize) -> bool {
+    let mut current = argv;
+    for _ in 0..=max_depth {
+        let Some(unwrapped) = unwrap_exec_wrapper(current) else {
+            return false;
+        };
+        if unwrapped.wrapper == "env" && unwrapped.script.is_some() {
+            return true;
+        }
+        current = unwrapped.command;
+    }
+    false
+}

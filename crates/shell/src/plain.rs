@@ -1,0 +1,138 @@
+//! The plain view: scripts made only of word commands joined by `&&`, `||`, `;`, `|`.
+//!
+//! Codex's `parse_shell_lc_plain_commands` (reference §2) extended by spec 03 edge cases
+//! 6 and 22: harmless redirects (`2>&1`, `>/dev/null`, ...) keep a script plain and are
+//! left out of the segments. Only plain segments can be allowed by rules, bypass the
+//! sandbox, be proposed as amendments or be known-safe (spec 03 "Two views").
+
+use tree_sitter::{Node, Tree};
+
+use crate::notes::NotPlainReason;
+use crate::redirect::is_harmless_redirect;
+use crate::syntax::{children, named_children, parse_bash, text};
+use crate::words::plain_word;
+use crate::wrapper::{WrapperForm, extract_shell_wrapper};
+
+/// Named node kinds allowed in a plain script (Codex's list plus the two redirect
+/// containers; redirects themselves are checked one by one).
+const PLAIN_KINDS: &[&str] = &[
+    "program",
+    "list",
+    "pipeline",
+    "command",
+    "command_name",
+    "word",
+    "string",
+    "string_content",
+    "raw_string",
+    "number",
+    "concatenation",
+    "redirected_statement",
+];
+
+/// Anonymous tokens allowed in a plain script (besides pure whitespace).
+const PLAIN_TOKENS: &[&str] = &["&&", "||", ";", "|", "\"", "'"];
+
+/// Whether a script is empty for bash: only spaces, tabs and newlines (spec 03 edge case
+/// 16). Other Unicode spaces are ordinary characters to bash.
+pub(crate) fn is_blank_script(script: &str) -> bool {
+    script.trim_matches([' ', '\t', '\n']).is_empty()
+}
+
+/// Splits a parsed script into plain segments, or says why it is not plain.
+pub(crate) fn plain_commands(tree: &Tree, src: &str) -> Result<Vec<Vec<String>>, NotPlainReason> {
+    let root = tree.root_node();
+    if root.has_error() {
+        return Err(NotPlainReason::SyntaxError);
+    }
+    let mut command_nodes = Vec::new();
+    let mut stack = vec![root];
+    while let Some(node) = stack.pop() {
+        let kind = node.kind();
+        if node.is_named() {
+            if kind == "file_redirect" {
+                if !is_harmless_redirect(node, src) {
+                    return Err(NotPlainReason::Redirect(text(node, src).to_owned()));
+                }
+                // Validated as a whole; its descriptor and target are not segment words.
+                continue;
+            }
+            if !PLAIN_KINDS.contains(&kind) {
+                return Err(NotPlainReason::Construct(kind.to_owned()));
+            }
+            if kind == "command" {
+                command_nodes.push(node);
+            }
+        } else if !(PLAIN_TOKENS.contains(&kind) || kind.trim().is_empty()) {
+            return Err(NotPlainReason::Operator(kind.to_owned()));
+        }
+        stack.extend(children(node));
+    }
+    // The stack visits nodes out of order; segments follow the source.
+    command_nodes.sort_by_key(Node::start_byte);
+    let segments = command_nodes
+        .into_iter()
+        .map(|node| plain_command_words(node, src))
+        .collect::<Result<Vec<_>, _>>()?;
+    if segments.is_empty() {
+        return Err(NotPlainReason::EmptyScript);
+    }
+    Ok(segments)
+}
+
+/// The words of one `command` node under Codex's literal reading.
+fn plain_command_words(command: Node<'_>, src: &str) -> Result<Vec<String>, NotPlainReason> {
+    let mut words = Vec::new();
+    for child in named_children(command) {
+        match child.kind() {
+            "command_name" => {
+                let name = child
+                    .named_child(0)
+                    .filter(|name| name.kind() == "word")
+                    .ok_or_else(|| NotPlainReason::Word(text(child, src).to_owned()))?;
+                words.push(text(name, src).to_owned());
+            }
+            // Already checked by the walk: only harmless redirects get here.
+            "file_redirect" => {}
+            _ => {
+                let word = plain_word(child, src)
+                    .ok_or_else(|| NotPlainReason::Word(text(child, src).to_owned()))?;
+                words.push(word);
+            }
+        }
+    }
+    Ok(words)
+}
+
+/// Splits `script` into plain segments.
+///
+/// Returns `None` when the script is not plain ("not safely understood" as a sequence of
+/// word commands): it is blank, has a syntax error, or uses any construct outside the
+/// plain subset of spec 03 "Two views" item 1 and edge cases 6, 22. `Some` always holds at
+/// least one segment, each with at least one word.
+pub fn parse_plain_commands(script: &str) -> Option<Vec<Vec<String>>> {
+    plain_script(script).ok()
+}
+
+/// [`parse_plain_commands`] with the reason when the script is not plain.
+pub(crate) fn plain_script(script: &str) -> Result<Vec<Vec<String>>, NotPlainReason> {
+    if is_blank_script(script) {
+        return Err(NotPlainReason::EmptyScript);
+    }
+    let tree = parse_bash(script).ok_or(NotPlainReason::Unparsed)?;
+    plain_commands(&tree, script)
+}
+
+/// Codex's `parse_shell_lc_plain_commands` (reference §2) with Airlock's wrapper
+/// detection: `argv` must be exactly `[shell, -c|-lc, script]` for one of the shells of
+/// [`crate::ShellType`] (spec 03 edge case 2), and the script must be plain.
+///
+/// Returns `None` ("not safely understood as plain segments") for any other argv or any
+/// non-plain script.
+pub fn parse_shell_lc_plain_commands(argv: &[String]) -> Option<Vec<Vec<String>>> {
+    let wrapper = extract_shell_wrapper(argv)?;
+    if wrapper.form != WrapperForm::Exact {
+        return None;
+    }
+    parse_plain_commands(wrapper.script)
+}

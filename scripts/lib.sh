@@ -1,0 +1,43 @@
+# Shared helpers for scripts/demo and scripts/test. Source it; do not run it.
+# Every step says what it does; every install step is skipped when already satisfied.
+
+say() { printf '\n==> %s\n' "$*" >&2; }
+
+as_root() {
+  if [ "$(id -u)" = 0 ]; then "$@"; elif command -v sudo >/dev/null; then sudo "$@"; else
+    echo "error: need root (or sudo) to run: $*" >&2; return 1; fi
+}
+
+apt_updated=0
+# ensure_apt CMD PACKAGE: installs PACKAGE with apt-get when CMD is not on PATH.
+ensure_apt() {
+  local cmd="$1" pkg="$2"
+  if command -v "$cmd" >/dev/null 2>&1; then return 0; fi
+  if ! command -v apt-get >/dev/null 2>&1; then
+    echo "error: '$cmd' is missing and apt-get is not available; install package '$pkg' by hand" >&2
+    return 1
+  fi
+  if [ "$apt_updated" = 0 ]; then
+    say "apt-get update"
+    as_root apt-get update -qq
+    apt_updated=1
+  fi
+  say "installing $pkg (for $cmd)"
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$pkg" >/dev/null
+}
+
+# ensure_rust: a Rust toolchain new enough for edition 2024 (rustup if cargo is missing).
+ensure_rust() {
+  if [ -x "$HOME/.cargo/bin/cargo" ]; then export PATH="$HOME/.cargo/bin:$PATH"; fi
+  if command -v cargo >/dev/null 2>&1; then return 0; fi
+  ensure_apt curl curl
+  say "installing the Rust toolchain with rustup"
+  curl -sSf https://sh.rustup.rs | sh -s -- -y --profile minimal --component clippy,rustfmt
+  export PATH="$HOME/.cargo/bin:$PATH"
+}
+
+ensure_build_deps() {
+  ensure_apt gcc build-essential
+  ensure_apt python3 python3
+  ensure_rust
+}
