@@ -1,0 +1,73 @@
+//! Airlock permission profiles (spec `04-permissions.md`): the capability axis as data.
+//!
+//! Pipeline: [`load_config`] reads `$AIRLOCK_HOME/config.toml` (Codex-compatible keys) and `-c`
+//! overrides; [`select_permission_profile`] picks the active profile (`-P`, `default_permissions`,
+//! legacy `sandbox_mode`, or the embedded `:workspace` default) and compiles it with
+//! [`compile_permission_profile`] into a symbolic [`PermissionProfile`];
+//! [`materialize_project_roots_with_workspace_roots`] turns `:workspace_roots` entries into
+//! concrete paths; [`FileSystemPolicyQueries`] and [`ReadDenyMatcher`] answer what enforcement
+//! asks. [`intersect_permission_profiles`] and [`effective_permission_profile`] handle per-command
+//! additional permissions; [`to_legacy_sandbox_policy`] projects onto the legacy policy.
+//!
+//! Rules kept throughout (spec README): never a silently wider permission — unknown tokens are
+//! kept but not enforced, unresolvable entries resolve to nothing, invalid globs deny every read,
+//! errors stop loading instead of falling back; `External` never becomes `Managed`.
+//!
+//! Wire types live in `airlock-protocol`; this crate holds the logic.
+
+mod additional;
+mod builtins;
+mod compile;
+mod config;
+mod context;
+mod error;
+mod full_access;
+mod inherit;
+mod legacy;
+mod materialize;
+mod overrides;
+mod paths;
+mod queries;
+mod read_deny;
+mod runtime;
+mod select;
+
+pub use additional::effective_permission_profile;
+pub use additional::intersect_permission_profiles;
+pub use additional::normalize_additional_permissions;
+pub use airlock_protocol::PermissionProfile;
+pub use builtins::BUILT_IN_IDS;
+pub use builtins::DANGER_FULL_ACCESS;
+pub use builtins::EXTERNAL_SANDBOX;
+pub use builtins::PROTECTED_METADATA_NAMES;
+pub use builtins::READ_ONLY;
+pub use builtins::WORKSPACE;
+pub use builtins::built_in_profile;
+pub use builtins::is_built_in;
+pub use compile::CompiledPermissionProfile;
+pub use compile::compile_permission_profile;
+pub use config::AirlockConfig;
+pub use config::ConfigEnv;
+pub use config::load_config;
+pub use context::ResolveContext;
+pub use error::ConfigProblem;
+pub use error::PermissionsError;
+pub use error::Result;
+pub use full_access::has_full_access;
+pub use legacy::permission_profile_from_legacy;
+pub use legacy::to_legacy_sandbox_policy;
+pub use materialize::materialize_entries;
+pub use materialize::materialize_project_roots_with_workspace_roots;
+pub use overrides::apply_override;
+pub use overrides::parse_override;
+pub use paths::absolutize;
+pub use paths::normalize_lexically;
+pub use queries::FileSystemPolicyQueries;
+pub use queries::WritableRoot;
+pub use read_deny::ReadDenyMatcher;
+pub use runtime::file_system_sandbox_policy;
+pub use runtime::from_runtime_permissions;
+pub use runtime::network_sandbox_policy;
+pub use select::ProfileSource;
+pub use select::SelectedPermissions;
+pub use select::select_permission_profile;

@@ -1,0 +1,291 @@
+//! Policy queries used by enforcement and by the model-facing text
+//! (reference `permissions-config.md` §5–6, spec 04 §Compilation and materialisation).
+
+use std::path::Path;
+use std::path::PathBuf;
+
+use airlock_protocol::FileSystemAccessMode;
+use airlock_protocol::FileSystemPath;
+use airlock_protocol::FileSystemSandboxKind;
+use airlock_protocol::FileSystemSandboxPolicy;
+use airlock_protocol::FileSystemSpecialPath;
+
+use crate::builtins::PROTECTED_METADATA_NAMES;
+use crate::context::ResolveContext;
+use crate::context::Resolved;
+use crate::context::resolve;
+use crate::paths::absolutize;
+use crate::paths::canonical_or_lexical;
+use crate::paths::depth;
+use crate::read_deny::glob_matches_path_or_ancestor;
+
+/// A writable directory and the paths under it that stay read-only.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WritableRoot {
+    /// The root, as spelled by its entry (absolute).
+    pub root: PathBuf,
+    /// Protected metadata (`.git`, its `gitdir:` target, `.agents`, `.codex`, `.aws`) and every
+    /// narrower non-write entry under the root, in that order, without repeats.
+    pub read_only_subpaths: Vec<PathBuf>,
+}
+
+impl WritableRoot {
+    /// `path` is under the root and under none of the read-only subpaths (lexical check).
+    #[must_use]
+    pub fn is_path_writable(&self, path: &Path) -> bool {
+        path.starts_with(&self.root)
+            && !self
+                .read_only_subpaths
+                .iter()
+                .any(|subpath| path.starts_with(subpath))
+    }
+}
+
+/// Queries over a [`FileSystemSandboxPolicy`]. Methods ending in `_with_cwd` read `$TMPDIR` from
+/// the process; the others take an explicit [`ResolveContext`].
+pub trait FileSystemPolicyQueries {
+    /// Access to `path` (relative → against the cwd): unrestricted and external policies allow
+    /// writes everywhere; a restricted policy takes, among the entries whose resolved path is a
+    /// prefix of `path`, the most specific one (most components), ties deny > write > read; no
+    /// entry → deny. A deny glob matching `path` or one of its ancestors makes it deny
+    /// (Airlock: fail closed, globs are otherwise only read-deny rules).
+    fn resolve_access(&self, path: &Path, ctx: &ResolveContext) -> FileSystemAccessMode;
+
+    /// Restricted: a readable `:root` entry and no deny entry at all.
+    fn has_full_disk_read_access(&self) -> bool;
+
+    /// Restricted: `:root` write and no narrowing entry — a non-write path/special entry not
+    /// matched by an equal write entry, any glob, or `:root` deny (`:minimal` and unknown
+    /// tokens do not narrow).
+    fn has_full_disk_write_access(&self) -> bool;
+
+    /// Not full-read and a readable `:minimal` entry: the platform's default read roots apply.
+    fn include_platform_defaults(&self) -> bool;
+
+    /// `false` whenever any deny entry exists (spec README invariant 2: deny-read is sticky).
+    fn unsandboxed_execution_allowed(&self) -> bool;
+
+    /// Every write entry that is really writable, deduplicated by canonical path, each with its
+    /// read-only subpaths. Empty for non-restricted policies (everything is writable).
+    fn get_writable_roots(&self, ctx: &ResolveContext) -> Vec<WritableRoot>;
+
+    /// [`Self::get_writable_roots`] with `$TMPDIR` from the process.
+    fn get_writable_roots_with_cwd(&self, cwd: &Path) -> Vec<WritableRoot> {
+        self.get_writable_roots(&ResolveContext::new(cwd))
+    }
+
+    /// Deny path/special entries that resolve to an unreadable path, except the filesystem root.
+    fn get_unreadable_roots(&self, ctx: &ResolveContext) -> Vec<PathBuf>;
+
+    /// [`Self::get_unreadable_roots`] with `$TMPDIR` from the process.
+    fn get_unreadable_roots_with_cwd(&self, cwd: &Path) -> Vec<PathBuf> {
+        self.get_unreadable_roots(&ResolveContext::new(cwd))
+    }
+
+    /// Deny glob patterns resolved against the cwd, sorted and deduplicated.
+    fn get_unreadable_globs_with_cwd(&self, cwd: &Path) -> Vec<String>;
+}
+
+/// Resolved non-glob entries of a restricted policy.
+fn resolved_paths<'a>(
+    policy: &'a FileSystemSandboxPolicy,
+    ctx: &'a ResolveContext,
+) -> impl Iterator<Item = (PathBuf, FileSystemAccessMode)> + 'a {
+    policy
+        .entries
+        .iter()
+        .filter_map(move |entry| match resolve(&entry.path, ctx) {
+            Resolved::Path(path) => Some((path, entry.access)),
+            Resolved::Glob(_) | Resolved::Nothing => None,
+        })
+}
+
+fn deny_globs<'a>(
+    policy: &'a FileSystemSandboxPolicy,
+    ctx: &'a ResolveContext,
+) -> impl Iterator<Item = String> + 'a {
+    policy
+        .entries
+        .iter()
+        .filter(|entry| entry.access == FileSystemAccessMode::Deny)
+        .filter_map(move |entry| match resolve(&entry.path, ctx) {
+            Resolved::Glob(pattern) => Some(pattern),
+            Resolved::Path(_) | Resolved::Nothing => None,
+        })
+}
+
+fn is_special(path: &FileSystemPath, want: &FileSystemSpecialPath) -> bool {
+    matches!(path, FileSystemPath::Special { value } if value == want)
+}
+
+impl FileSystemPolicyQueries for FileSystemSandboxPolicy {
+    fn resolve_access(&self, path: &Path, ctx: &ResolveContext) -> FileSystemAccessMode {
+        if self.kind != FileSystemSandboxKind::Restricted {
+            return FileSystemAccessMode::Write;
+        }
+        let path = absolutize(path, &ctx.cwd);
+        if deny_globs(self, ctx).any(|pattern| glob_matches_path_or_ancestor(&pattern, &path)) {
+            return FileSystemAccessMode::Deny;
+        }
+        resolved_paths(self, ctx)
+            .filter(|(entry_path, _)| path.starts_with(entry_path))
+            .max_by_key(|(entry_path, access)| (depth(entry_path), *access))
+            .map_or(FileSystemAccessMode::Deny, |(_, access)| access)
+    }
+
+    fn has_full_disk_read_access(&self) -> bool {
+        if self.kind != FileSystemSandboxKind::Restricted {
+            return true;
+        }
+        let root_readable = self.entries.iter().any(|entry| {
+            is_special(&entry.path, &FileSystemSpecialPath::Root) && entry.access.can_read()
+        });
+        let any_deny = self
+            .entries
+            .iter()
+            .any(|entry| entry.access == FileSystemAccessMode::Deny);
+        root_readable && !any_deny
+    }
+
+    fn has_full_disk_write_access(&self) -> bool {
+        if self.kind != FileSystemSandboxKind::Restricted {
+            return true;
+        }
+        let root = FileSystemSpecialPath::Root;
+        let root_write = self.entries.iter().any(|entry| {
+            is_special(&entry.path, &root) && entry.access == FileSystemAccessMode::Write
+        });
+        let narrowing = self.entries.iter().any(|entry| {
+            if entry.access == FileSystemAccessMode::Write {
+                return false;
+            }
+            match &entry.path {
+                FileSystemPath::GlobPattern { .. } => true,
+                FileSystemPath::Special {
+                    value: FileSystemSpecialPath::Minimal | FileSystemSpecialPath::Unknown { .. },
+                } => false,
+                // A read entry is shadowed by an equally specific write entry; deny wins ties.
+                other => {
+                    entry.access == FileSystemAccessMode::Deny
+                        || !self.entries.iter().any(|candidate| {
+                            candidate.access == FileSystemAccessMode::Write
+                                && candidate.path == *other
+                        })
+                }
+            }
+        });
+        root_write && !narrowing
+    }
+
+    fn include_platform_defaults(&self) -> bool {
+        !self.has_full_disk_read_access()
+            && self.entries.iter().any(|entry| {
+                is_special(&entry.path, &FileSystemSpecialPath::Minimal) && entry.access.can_read()
+            })
+    }
+
+    fn unsandboxed_execution_allowed(&self) -> bool {
+        !self
+            .entries
+            .iter()
+            .any(|entry| entry.access == FileSystemAccessMode::Deny)
+    }
+
+    fn get_writable_roots(&self, ctx: &ResolveContext) -> Vec<WritableRoot> {
+        if self.kind != FileSystemSandboxKind::Restricted {
+            return Vec::new();
+        }
+        let resolved: Vec<(PathBuf, FileSystemAccessMode)> = resolved_paths(self, ctx).collect();
+        let mut seen: Vec<PathBuf> = Vec::new();
+        let mut roots = Vec::new();
+        for (root, access) in &resolved {
+            if *access != FileSystemAccessMode::Write
+                || self.resolve_access(root, ctx) != FileSystemAccessMode::Write
+            {
+                continue;
+            }
+            let canonical = canonical_or_lexical(root);
+            if seen.contains(&canonical) {
+                continue;
+            }
+            seen.push(canonical);
+            let mut subpaths: Vec<PathBuf> = Vec::new();
+            let mut add = |path: PathBuf| {
+                if !subpaths.contains(&path) {
+                    subpaths.push(path);
+                }
+            };
+            for name in PROTECTED_METADATA_NAMES {
+                let candidate = root.join(name);
+                // An explicit entry for exactly this path overrides the default carve-out.
+                if resolved.iter().any(|(path, _)| *path == candidate) {
+                    continue;
+                }
+                if name == ".git"
+                    && let Some(gitdir) = git_pointer_target(&candidate)
+                {
+                    add(candidate.clone());
+                    add(gitdir);
+                    continue;
+                }
+                add(candidate);
+            }
+            for (path, access) in &resolved {
+                if *access != FileSystemAccessMode::Write && path.starts_with(root) && path != root
+                {
+                    add(path.clone());
+                }
+            }
+            roots.push(WritableRoot {
+                root: root.clone(),
+                read_only_subpaths: subpaths,
+            });
+        }
+        roots
+    }
+
+    fn get_unreadable_roots(&self, ctx: &ResolveContext) -> Vec<PathBuf> {
+        if self.kind != FileSystemSandboxKind::Restricted {
+            return Vec::new();
+        }
+        let mut out: Vec<PathBuf> = Vec::new();
+        for (path, access) in resolved_paths(self, ctx) {
+            let is_fs_root = path.parent().is_none();
+            if access == FileSystemAccessMode::Deny
+                && !is_fs_root
+                && self.resolve_access(&path, ctx) == FileSystemAccessMode::Deny
+                && !out.contains(&path)
+            {
+                out.push(path);
+            }
+        }
+        out
+    }
+
+    fn get_unreadable_globs_with_cwd(&self, cwd: &Path) -> Vec<String> {
+        let ctx = ResolveContext::with_tmpdir(cwd, None);
+        let mut globs: Vec<String> = deny_globs(self, &ctx).collect();
+        globs.sort();
+        globs.dedup();
+        globs
+    }
+}
+
+/// For a `.git` *file* of the form `gitdir: <path>` (worktree or submodule), the existing target
+/// directory (relative targets are relative to the file's directory).
+fn git_pointer_target(dot_git: &Path) -> Option<PathBuf> {
+    if !dot_git.is_file() {
+        return None;
+    }
+    let text = std::fs::read_to_string(dot_git).ok()?;
+    let target = text
+        .lines()
+        .find_map(|line| line.trim().strip_prefix("gitdir:"))?
+        .trim();
+    if target.is_empty() {
+        return None;
+    }
+    let base = dot_git.parent()?;
+    let resolved = absolutize(Path::new(target), base);
+    resolved.exists().then_some(resolved)
+}
