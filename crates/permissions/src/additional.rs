@@ -128,7 +128,7 @@ fn overlaps(deny: &Scope, accepted: &Scope) -> bool {
 /// (resolved as enforcement resolves it) allows with at least the same access (write covers
 /// read; unresolvable specials must appear in the request as such); each deny entry of either
 /// side that overlaps a kept entry; the request's read entries strictly inside a kept write
-/// entry; the larger `glob_scan_max_depth` of the sides that
+/// entry, where the grant allows reading; the larger `glob_scan_max_depth` of the sides that
 /// contributed a kept deny glob (unset on such a side = unbounded scan, which wins); network only
 /// when both sides say `enabled = true`. An empty file-system part is dropped. `cwd` resolves
 /// special paths (`project_roots` → the cwd).
@@ -169,6 +169,7 @@ pub fn intersect_permission_profiles(
     // A granted entry is accepted when the request, resolved the way enforcement resolves it
     // (most specific entry wins, deny globs deny), allows at least that access at its path.
     let request_policy = FileSystemSandboxPolicy::restricted(request_fs.entries.clone());
+    let grant_policy = FileSystemSandboxPolicy::restricted(grant_fs.entries.clone());
     let accepted: Vec<(FileSystemSandboxEntry, Scope)> = allows(grant_fs)
         .into_iter()
         .filter(|(entry, entry_scope)| match entry_scope {
@@ -207,7 +208,10 @@ pub fn intersect_permission_profiles(
         let Scope::Path(path) = entry_scope else {
             continue;
         };
+        // Only where the grant itself allows reading: otherwise the grant's deny already holds
+        // there and a deeper read entry would re-open it.
         let narrows = entry.access == FileSystemAccessMode::Read
+            && covers(grant_policy.resolve_access(path, &ctx), FileSystemAccessMode::Read)
             && accepted.iter().any(|(accepted_entry, accepted_scope)| {
                 accepted_entry.access == FileSystemAccessMode::Write
                     && matches!(accepted_scope, Scope::Path(outer) if path.starts_with(outer) && path != outer)

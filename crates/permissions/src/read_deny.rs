@@ -80,7 +80,7 @@ impl ReadDenyMatcher {
             return true;
         }
         let lexical = absolutize(path, &self.cwd);
-        let canonical = std::fs::canonicalize(&lexical).ok();
+        let canonical = canonicalize_existing_prefix(&lexical);
         let spellings = std::iter::once(&lexical).chain(canonical.as_ref());
         for spelling in spellings {
             if self.roots.iter().any(|root| spelling.starts_with(root)) {
@@ -94,6 +94,22 @@ impl ReadDenyMatcher {
             }
         }
         false
+    }
+}
+
+/// The path with its longest existing prefix canonicalised (symlinks resolved) and the missing
+/// rest appended, so a not-yet-created file behind a symlink is still recognised.
+fn canonicalize_existing_prefix(path: &Path) -> Option<PathBuf> {
+    let mut rest = Vec::new();
+    let mut current = path;
+    loop {
+        if let Ok(canonical) = std::fs::canonicalize(current) {
+            let mut out = canonical;
+            out.extend(rest.iter().rev());
+            return Some(out);
+        }
+        rest.push(current.file_name()?);
+        current = current.parent()?;
     }
 }
 

@@ -1,0 +1,232 @@
+//! `airlock permissions show`: the compiled, materialised permission profile (spec 10 §CLI,
+//! spec 04). For people: workspace roots, entries, writable roots with their read-only subpaths,
+//! denied reads and network. With `--json`: the `PermissionProfile` JSON on one line, the same
+//! text Codex 0.169 hands its sandbox helper for the same config and cwd.
+//!
+//! Exit codes: 0 shown, 1 the config cannot be loaded or compiled, 2 usage error. Warnings go to
+//! stderr as `warning: ...`.
+
+use std::fmt::Write as _;
+use std::io::Write as _;
+use std::path::Path;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use airlock_permissions::ConfigEnv;
+use airlock_permissions::FileSystemPolicyQueries;
+use airlock_permissions::PermissionProfile;
+use airlock_permissions::ResolveContext;
+use airlock_permissions::SelectedPermissions;
+use airlock_permissions::file_system_sandbox_policy;
+use airlock_permissions::load_config;
+use airlock_permissions::normalize_lexically;
+use airlock_permissions::select_permission_profile;
+use airlock_protocol::FileSystemPath;
+use airlock_protocol::FileSystemSandboxEntry;
+use airlock_protocol::FileSystemSpecialPath;
+use anyhow::Context;
+use clap::{Args, Subcommand};
+
+/// Arguments of `airlock permissions`.
+#[derive(Debug, Args)]
+pub struct PermissionsArgs {
+    #[command(subcommand)]
+    command: PermissionsCommand,
+}
+
+#[derive(Debug, Subcommand)]
+enum PermissionsCommand {
+    /// Print the active permission profile, compiled and materialised for a directory.
+    ///
+    /// Reads $AIRLOCK_HOME/config.toml (default ~/.airlock). Without a config, the embedded
+    /// default `:workspace` applies.
+    Show(ShowArgs),
+}
+
+#[derive(Debug, Args)]
+struct ShowArgs {
+    /// Profile id to show instead of the configured one (`:read-only`, `:workspace`,
+    /// `:danger-full-access`, `:external-sandbox`, or a `[permissions.<id>]` table).
+    #[arg(short = 'P', long = "permission-profile", value_name = "ID")]
+    profile: Option<String>,
+
+    /// Working directory (the first workspace root); default: the current directory.
+    #[arg(short = 'C', long = "cd", value_name = "DIR")]
+    cd: Option<PathBuf>,
+
+    /// Config override `dotted.key=value` (value parsed as TOML, else a string); repeatable.
+    #[arg(short = 'c', long = "config", value_name = "KEY=VALUE")]
+    overrides: Vec<String>,
+
+    /// Print the materialised `PermissionProfile` JSON instead of the summary.
+    #[arg(long)]
+    json: bool,
+}
+
+/// Runs `airlock permissions ...`.
+pub fn run(args: PermissionsArgs) -> ExitCode {
+    match args.command {
+        PermissionsCommand::Show(show) => match run_show(&show) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(error) => crate::report_error(&error),
+        },
+    }
+}
+
+fn run_show(args: &ShowArgs) -> anyhow::Result<()> {
+    let cwd = working_directory(args.cd.as_deref())?;
+    let env = ConfigEnv::from_process();
+    let config = load_config(&env, &args.overrides)?;
+    let selected = select_permission_profile(&config, args.profile.as_deref(), &cwd)?;
+    let mut stderr = std::io::stderr().lock();
+    for warning in &selected.warnings {
+        // A closed stderr must not turn a successful show into a failure.
+        let _ = writeln!(stderr, "warning: {warning}");
+    }
+    let profile = selected.materialized();
+    let text = if args.json {
+        let mut json = serde_json::to_string(&profile).context("cannot serialise the profile")?;
+        json.push('\n');
+        json
+    } else {
+        summary(&selected, &profile, &cwd)
+    };
+    std::io::stdout()
+        .lock()
+        .write_all(text.as_bytes())
+        .context("cannot write to stdout")?;
+    Ok(())
+}
+
+/// `-C DIR` (or the current directory), absolute, normalised, and existing.
+fn working_directory(cd: Option<&Path>) -> anyhow::Result<PathBuf> {
+    let current = std::env::current_dir().context("cannot read the current directory")?;
+    let cwd = match cd {
+        Some(dir) => normalize_lexically(&current.join(dir)),
+        None => current,
+    };
+    anyhow::ensure!(
+        cwd.is_dir(),
+        "working directory {} does not exist or is not a directory; pass an existing -C DIR",
+        cwd.display()
+    );
+    Ok(cwd)
+}
+
+/// The human summary.
+fn summary(selected: &SelectedPermissions, profile: &PermissionProfile, cwd: &Path) -> String {
+    let mut out = String::new();
+    let active = &selected.compiled.active;
+    let _ = write!(out, "profile: {}", active.id);
+    if let Some(parent) = &active.extends {
+        let _ = write!(out, " (extends {parent})");
+    }
+    out.push('\n');
+    if let Some(description) = &selected.compiled.description {
+        let _ = writeln!(out, "description: {description}");
+    }
+    let _ = writeln!(out, "selected by: {:?}", selected.source);
+    let roots: Vec<String> = selected
+        .workspace_roots
+        .iter()
+        .map(|root| root.display().to_string())
+        .collect();
+    let _ = writeln!(out, "workspace roots: {}", roots.join(", "));
+    let enforcement = match profile {
+        PermissionProfile::Managed { .. } => "managed (Airlock's sandbox)",
+        PermissionProfile::Disabled => "disabled (no sandbox)",
+        PermissionProfile::External { .. } => "external (a container or VM isolates commands)",
+    };
+    let _ = writeln!(out, "enforcement: {enforcement}");
+
+    let policy = file_system_sandbox_policy(profile);
+    let ctx = ResolveContext::new(cwd);
+    if let PermissionProfile::Managed { .. } = profile {
+        let kind = if policy.has_full_disk_write_access() {
+            "full read and write"
+        } else if policy.has_full_disk_read_access() {
+            "full read, restricted write"
+        } else {
+            "restricted"
+        };
+        let _ = writeln!(out, "filesystem: {kind}");
+        if let Some(depth) = policy.glob_scan_max_depth {
+            let _ = writeln!(out, "glob scan depth: {depth}");
+        }
+        let _ = writeln!(out, "entries:");
+        for entry in &policy.entries {
+            let _ = writeln!(out, "  {}", describe_entry(entry));
+        }
+        let _ = writeln!(out, "writable roots:");
+        let writable = policy.get_writable_roots(&ctx);
+        if writable.is_empty() {
+            let _ = writeln!(out, "  (none)");
+        }
+        for root in writable {
+            let _ = writeln!(out, "  {}", root.root.display());
+            for subpath in &root.read_only_subpaths {
+                let _ = writeln!(out, "    read-only: {}", subpath.display());
+            }
+        }
+        let _ = writeln!(out, "denied reads:");
+        let roots = policy.get_unreadable_roots(&ctx);
+        let globs = policy.get_unreadable_globs_with_cwd(cwd);
+        if roots.is_empty() && globs.is_empty() {
+            let _ = writeln!(out, "  (none)");
+        }
+        for root in roots {
+            let _ = writeln!(out, "  path {}", root.display());
+        }
+        for glob in globs {
+            let _ = writeln!(out, "  glob {glob}");
+        }
+        let _ = writeln!(
+            out,
+            "unsandboxed execution allowed: {}",
+            if policy.unsandboxed_execution_allowed() {
+                "yes"
+            } else {
+                "no (deny-read entries keep the filesystem sandbox on)"
+            }
+        );
+    }
+    let network = if profile.network().is_enabled() {
+        "enabled"
+    } else {
+        "restricted"
+    };
+    let _ = writeln!(out, "network: {network}");
+    out
+}
+
+/// `write  /path`, `deny   glob /x/**/*.env`, `read   :root`, with `(skip if missing)`.
+fn describe_entry(entry: &FileSystemSandboxEntry) -> String {
+    let access = match entry.access {
+        airlock_protocol::FileSystemAccessMode::Read => "read ",
+        airlock_protocol::FileSystemAccessMode::Write => "write",
+        airlock_protocol::FileSystemAccessMode::Deny => "deny ",
+    };
+    let target = match &entry.path {
+        FileSystemPath::Path { path } => path.display().to_string(),
+        FileSystemPath::GlobPattern { pattern } => format!("glob {pattern}"),
+        FileSystemPath::Special { value } => match value {
+            FileSystemSpecialPath::Root => ":root".to_owned(),
+            FileSystemSpecialPath::Minimal => ":minimal".to_owned(),
+            FileSystemSpecialPath::ProjectRoots { subpath: None } => ":workspace_roots".to_owned(),
+            FileSystemSpecialPath::ProjectRoots {
+                subpath: Some(subpath),
+            } => format!(":workspace_roots/{}", subpath.display()),
+            FileSystemSpecialPath::Tmpdir => ":tmpdir".to_owned(),
+            FileSystemSpecialPath::SlashTmp => ":slash_tmp".to_owned(),
+            FileSystemSpecialPath::Unknown { path, .. } => {
+                format!("{path} (unknown, not enforced)")
+            }
+        },
+    };
+    let skip = if entry.missing_path_behavior.is_some() {
+        " (skipped if missing)"
+    } else {
+        ""
+    };
+    format!("{access} {target}{skip}")
+}
