@@ -3,6 +3,7 @@
 //! arguments and dispatches, so start-up does no work before clap has run.
 
 mod execpolicy_cmd;
+mod permissions_cmd;
 
 use std::process::ExitCode;
 
@@ -20,12 +21,15 @@ struct Cli {
 enum Command {
     /// Exec-policy (`.rules`) tools.
     Execpolicy(execpolicy_cmd::ExecpolicyArgs),
+    /// Permission profiles: show the compiled, materialised profile.
+    Permissions(permissions_cmd::PermissionsArgs),
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
         Command::Execpolicy(args) => execpolicy_cmd::run(args),
+        Command::Permissions(args) => permissions_cmd::run(args),
     }
 }
 
