@@ -6,6 +6,7 @@ mod amendments;
 mod approval_policy;
 mod approvals_reviewer;
 mod network_approval;
+mod permissions;
 mod requirement;
 mod review_decision;
 mod sandbox_mode;

@@ -1,0 +1,202 @@
+//! `airlock permissions show` as a process (spec 10 §CLI, spec 04): `--json` equals Codex 0.169's
+//! helper argument for the same config and cwd (golden files in
+//! `crates/permissions/tests/golden`, with `/srv/golden` moved into a temporary directory), the
+//! summary names writable roots, protected subpaths, denied reads and network, and bad input
+//! fails with exit 1 and a message naming the file, key and fix.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is the failure report
+
+use std::path::Path;
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+use pretty_assertions::assert_eq;
+
+const GOLDEN_BASE: &str = "/srv/golden";
+
+struct Setup {
+    _dir: tempfile::TempDir,
+    base: PathBuf,
+    home: PathBuf,
+}
+
+impl Setup {
+    /// `base/{ws,ws2,secret}` and an Airlock home holding `config` (with `/srv/golden` → base).
+    fn new(config: Option<&str>) -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let base = dir.path().canonicalize().unwrap();
+        for sub in ["ws", "ws2", "secret", "home"] {
+            std::fs::create_dir_all(base.join(sub)).unwrap();
+        }
+        let home = base.join("home");
+        if let Some(name) = config {
+            let text = golden(name).replace(GOLDEN_BASE, base.to_str().unwrap());
+            std::fs::write(home.join("config.toml"), text).unwrap();
+        }
+        Self {
+            _dir: dir,
+            base,
+            home,
+        }
+    }
+
+    fn run(&self, args: &[&str]) -> Output {
+        Command::new(env!("CARGO_BIN_EXE_airlock"))
+            .args(args)
+            .current_dir(self.base.join("ws"))
+            .env("AIRLOCK_HOME", &self.home)
+            .env("HOME", &self.base)
+            .env_remove("TMPDIR")
+            .env_remove("RUST_BACKTRACE")
+            .output()
+            .unwrap()
+    }
+
+    fn golden_json(&self, name: &str) -> String {
+        format!(
+            "{}\n",
+            golden(name)
+                .trim_end()
+                .replace(GOLDEN_BASE, self.base.to_str().unwrap())
+        )
+    }
+}
+
+fn golden(name: &str) -> String {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../permissions/tests/golden")
+        .join(name);
+    std::fs::read_to_string(path).unwrap()
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+#[test]
+fn json_equals_codex_for_built_ins() {
+    let setup = Setup::new(None);
+    for (id, file) in [
+        (":read-only", "read_only.json"),
+        (":workspace", "workspace.json"),
+    ] {
+        let out = setup.run(&["permissions", "show", "-P", id, "--json"]);
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+        assert_eq!(text(&out.stdout), setup.golden_json(file), "{id}");
+    }
+    // No config at all: the embedded default is `:workspace`.
+    let out = setup.run(&["permissions", "show", "--json"]);
+    assert_eq!(text(&out.stdout), setup.golden_json("workspace.json"));
+}
+
+#[test]
+fn json_equals_codex_for_workspace_extension() {
+    let setup = Setup::new(Some("dev.config.toml"));
+    let ws = setup.base.join("ws");
+    let out = setup.run(&["permissions", "show", "-C", ws.to_str().unwrap(), "--json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), setup.golden_json("dev.json"));
+    assert!(
+        text(&out.stderr).contains("warning: "),
+        "the `**` glob warns"
+    );
+}
+
+#[test]
+fn summary_lists_roots_protected_paths_denied_reads_and_network() {
+    let setup = Setup::new(Some("dev.config.toml"));
+    let out = setup.run(&["permissions", "show"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let summary = text(&out.stdout);
+    let base = setup.base.display();
+    for expected in [
+        "profile: dev (extends :workspace)".to_owned(),
+        format!("workspace roots: {base}/ws, {base}/ws2"),
+        format!("  {base}/ws2\n    read-only: {base}/ws2/.git\n"),
+        format!("    read-only: {base}/ws/.codex\n"),
+        format!("  path {base}/secret\n"),
+        format!("  glob {base}/ws/**/*.env\n"),
+        "unsandboxed execution allowed: no".to_owned(),
+        "network: enabled\n".to_owned(),
+    ] {
+        assert!(
+            summary.contains(&expected),
+            "missing {expected:?} in\n{summary}"
+        );
+    }
+}
+
+#[test]
+fn overrides_select_and_define_profiles() {
+    let setup = Setup::new(None);
+    let secret = setup.base.join("secret");
+    let out = setup.run(&[
+        "permissions",
+        "show",
+        "--json",
+        "-c",
+        "default_permissions=p",
+        "-c",
+        "permissions.p.extends=\":read-only\"",
+        "-c",
+        &format!("permissions.p.filesystem.\"{}\"=deny", secret.display()),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(
+        text(&out.stdout),
+        format!(
+            "{{\"type\":\"managed\",\"file_system\":{{\"type\":\"restricted\",\"entries\":[{{\"path\":{{\"type\":\"path\",\"path\":\"{}\"}},\"access\":\"deny\"}},{{\"path\":{{\"type\":\"special\",\"value\":{{\"kind\":\"root\"}}}},\"access\":\"read\"}}]}},\"network\":\"restricted\"}}\n",
+            secret.display()
+        )
+    );
+}
+
+#[test]
+fn danger_full_access_is_disabled() {
+    let setup = Setup::new(None);
+    let out = setup.run(&["permissions", "show", "-P", ":danger-full-access", "--json"]);
+    assert_eq!(text(&out.stdout), "{\"type\":\"disabled\"}\n");
+}
+
+#[test]
+fn bad_config_fails_with_file_key_and_fix() {
+    let setup = Setup::new(None);
+    std::fs::write(
+        setup.home.join("config.toml"),
+        "default_permissions = \"x\"\n[permissions.x]\nextends = \":danger-full-access\"\n",
+    )
+    .unwrap();
+    let out = setup.run(&["permissions", "show"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(out.stdout.is_empty());
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.starts_with("Error: permissions profile `x` cannot extend unsupported built-in profile `:danger-full-access`"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("config.toml")
+            && stderr.contains("key `permissions.x.extends`")
+            && stderr.contains("fix:")
+    );
+
+    std::fs::write(setup.home.join("config.toml"), "default_permissions = [\n").unwrap();
+    let out = setup.run(&["permissions", "show"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out.stderr).starts_with("Error: invalid TOML in "));
+}
+
+#[test]
+fn bad_arguments() {
+    let setup = Setup::new(None);
+    let out = setup.run(&["permissions", "show", "-C", "/nonexistent/dir"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out.stderr).contains("does not exist"));
+    let out = setup.run(&["permissions", "show", "-c", "no-equals-sign"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out.stderr).contains("invalid -c override `no-equals-sign`"));
+    let out = setup.run(&["permissions", "show", "--bogus"]);
+    assert_eq!(out.status.code(), Some(2));
+    let out = setup.run(&["permissions", "show", "-P", ":nope"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out.stderr).contains("unknown built-in profile `:nope`"));
+}
