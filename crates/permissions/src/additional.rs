@@ -111,14 +111,15 @@ fn covers(have: FileSystemAccessMode, want: FileSystemAccessMode) -> bool {
         && (have == FileSystemAccessMode::Write || want == FileSystemAccessMode::Read)
 }
 
-/// Whether a deny scope can affect an accepted scope (either contains the other).
+/// Whether a deny scope may affect an accepted scope: either contains the other, or one of them
+/// cannot be resolved here (then the deny is kept, to be safe).
 fn overlaps(deny: &Scope, accepted: &Scope) -> bool {
     match (deny, accepted) {
         (Scope::Path(deny) | Scope::Glob(deny), Scope::Path(accepted)) => {
             deny.starts_with(accepted) || accepted.starts_with(deny)
         }
-        (Scope::Opaque(deny), Scope::Opaque(accepted)) => deny == accepted,
-        _ => false,
+        (_, Scope::Glob(_)) => false,
+        (Scope::Opaque(_), _) | (_, Scope::Opaque(_)) => true,
     }
 }
 
@@ -151,14 +152,6 @@ pub fn intersect_permission_profiles(
     let empty = FileSystemPermissions::default();
     let request_fs = requested.file_system.as_ref().unwrap_or(&empty);
     let grant_fs = granted.file_system.as_ref().unwrap_or(&empty);
-    let requested_allows_of = |fs: &FileSystemPermissions| -> Vec<(FileSystemSandboxEntry, Scope)> {
-        fs.entries
-            .iter()
-            .filter(|entry| entry.access != FileSystemAccessMode::Deny)
-            .map(|entry| (entry.clone(), scope(entry, &ctx)))
-            .collect()
-    };
-    let requested_allows = requested_allows_of(request_fs);
     let allows = |fs: &FileSystemPermissions| -> Vec<(FileSystemSandboxEntry, Scope)> {
         fs.entries
             .iter()
@@ -166,6 +159,7 @@ pub fn intersect_permission_profiles(
             .map(|entry| (entry.clone(), scope(entry, &ctx)))
             .collect()
     };
+    let requested_allows = allows(request_fs);
     // A granted entry is accepted when the request, resolved the way enforcement resolves it
     // (most specific entry wins, deny globs deny), allows at least that access at its path.
     let request_policy = FileSystemSandboxPolicy::restricted(request_fs.entries.clone());

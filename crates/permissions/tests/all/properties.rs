@@ -168,3 +168,140 @@ proptest! {
         prop_assert_eq!(symbolic.resolve_access(&probe, &ctx), concrete.resolve_access(&probe, &ctx));
     }
 }
+
+/// One `key = value` line of a `[permissions.<id>.filesystem]` table, good or bad.
+fn filesystem_line() -> impl Strategy<Value = String> {
+    let keys = prop::sample::select(vec![
+        "\":root\"",
+        "\":minimal\"",
+        "\":tmpdir\"",
+        "\":slash_tmp\"",
+        "\":workspace_roots\"",
+        "\":project_roots\"",
+        "\":future\"",
+        "\"/etc\"",
+        "\"/a/b\"",
+        "\"~/x\"",
+        "\"rel/path\"",
+        "\"/opt/**\"",
+        "\"/o/*/x\"",
+        "\"*.env\"",
+        "glob_scan_max_depth",
+        "\"\"",
+    ]);
+    let values = prop::sample::select(vec![
+        "\"read\"",
+        "\"write\"",
+        "\"deny\"",
+        "\"none\"",
+        "\"rw\"",
+        "0",
+        "3",
+        "-1",
+        "true",
+        "[]",
+        "{ \".\" = \"write\" }",
+        "{ \"**/*.env\" = \"deny\" }",
+        "{ \"../x\" = \"read\" }",
+        "{ \"sub\" = \"write\", \"*.k\" = \"read\" }",
+        "{ \"\" = \"read\" }",
+        "{ \"a\" = 1 }",
+    ]);
+    (keys, values).prop_map(|(key, value)| format!("{key} = {value}\n"))
+}
+
+/// A whole config made of random selections, inheritance and filesystem lines.
+fn config_text() -> impl Strategy<Value = String> {
+    let ids = || {
+        prop::sample::select(vec![
+            "a",
+            "b",
+            "c",
+            ":read-only",
+            ":workspace",
+            ":danger-full-access",
+            ":external-sandbox",
+            ":nope",
+        ])
+    };
+    (
+        prop::option::of(ids()),
+        prop::collection::vec(
+            (
+                prop::sample::select(vec!["a", "b", "c"]),
+                prop::option::of(ids()),
+                prop::collection::vec(filesystem_line(), 0..4),
+                prop::option::of(any::<bool>()),
+            ),
+            0..4,
+        ),
+        prop::option::of(prop::sample::select(vec![
+            "\"read-only\"",
+            "\"workspace-write\"",
+            "\"danger-full-access\"",
+            "\"bogus\"",
+            "1",
+        ])),
+    )
+        .prop_map(|(default, profiles, mode)| {
+            let mut text = String::new();
+            if let Some(default) = default {
+                text.push_str(&format!("default_permissions = \"{default}\"\n"));
+            }
+            if let Some(mode) = mode {
+                text.push_str(&format!("sandbox_mode = {mode}\n"));
+            }
+            let mut seen = Vec::new();
+            for (id, extends, lines, network) in profiles {
+                if seen.contains(&id) {
+                    continue;
+                }
+                seen.push(id);
+                text.push_str(&format!("[permissions.{id}]\n"));
+                if let Some(parent) = extends {
+                    text.push_str(&format!("extends = \"{parent}\"\n"));
+                }
+                if let Some(enabled) = network {
+                    text.push_str(&format!(
+                        "[permissions.{id}.network]\nenabled = {enabled}\n"
+                    ));
+                }
+                text.push_str(&format!("[permissions.{id}.filesystem]\n"));
+                let mut keys = Vec::new();
+                for line in lines {
+                    let key = line.split(" = ").next().unwrap_or_default().to_owned();
+                    if !keys.contains(&key) {
+                        keys.push(key);
+                        text.push_str(&line);
+                    }
+                }
+            }
+            text
+        })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(300))]
+
+    /// Any config either selects a profile or fails with a message; nothing panics, and a
+    /// selected profile serialises and materialises.
+    #[test]
+    fn configs_never_panic(text in config_text(), requested in prop::option::of(prop::sample::select(vec!["a", ":workspace", ":nope"]))) {
+        let env = airlock_permissions::ConfigEnv { airlock_home: PathBuf::from("/cfg"), home: Some(PathBuf::from("/home/u")) };
+        let Ok(config) = airlock_permissions::AirlockConfig::from_toml_str(&text, Path::new("/cfg/config.toml"), &env) else {
+            return Ok(());
+        };
+        match airlock_permissions::select_permission_profile(&config, requested, Path::new(CWD)) {
+            Ok(selected) => {
+                let profile = selected.materialized();
+                prop_assert!(serde_json::to_string(&profile).is_ok());
+                let policy = airlock_permissions::file_system_sandbox_policy(&profile);
+                let ctx = ResolveContext::with_tmpdir(Path::new(CWD), None);
+                for root in policy.get_writable_roots(&ctx) {
+                    prop_assert!(root.root.is_absolute());
+                }
+            }
+            Err(error) => prop_assert!(!error.to_string().is_empty()),
+        }
+    }
+}
