@@ -1,0 +1,18 @@
+//! Airlock's enforcement layer (spec `05-sandbox.md`): turns a `SandboxAttempt`'s
+//! effective permission profile into a confined process launch.
+//!
+//! Owns: [`SandboxType`] and its selection, the `SandboxManager` transform into a
+//! platform argv (Linux: the `airlock linux-sandbox` helper, which builds the
+//! bubblewrap command; macOS: a generated Seatbelt policy for `sandbox-exec`; Windows:
+//! the level model only), and denial detection.
+//!
+//! Must not: decide whether to ask anyone (approval layer), evaluate exec policy, or
+//! widen a profile. A transform either produces a launch that enforces the whole
+//! effective profile or fails with a reason — never a silent fallback to running
+//! unconfined.
+
+mod denial;
+mod sandbox_type;
+
+pub use denial::{ExecOutput, is_likely_sandbox_denied};
+pub use sandbox_type::{SandboxType, SandboxablePreference, get_platform_sandbox, platform_sandbox_for};
