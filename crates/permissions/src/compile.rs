@@ -98,6 +98,10 @@ impl CompiledPermissionProfile {
 /// Shapes: filesystem keys compile in sorted key order (byte order of the merged table), scoped
 /// subpaths in sorted order too; `network.enabled = true` → `enabled`, else `restricted`.
 ///
+/// Spec 04 writes this as `compile_permission_profile(toml, id, cwd)`; here the cwd is applied
+/// later, by materialisation against [`CompiledPermissionProfile::workspace_roots`], so that the
+/// symbolic profile can also be sent to a remote executor.
+///
 /// # Errors
 /// Every resolution and compile error of reference §2–3 (see [`ConfigProblem`]), each naming the
 /// config file and key.

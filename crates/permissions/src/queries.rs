@@ -26,6 +26,11 @@ pub struct WritableRoot {
     pub root: PathBuf,
     /// Protected metadata (`.git`, its `gitdir:` target, `.agents`, `.codex`, `.aws`) and every
     /// narrower non-write entry under the root, in that order, without repeats.
+    ///
+    /// The four names are listed whether or not they exist, at every writable root: Codex 0.169
+    /// masks all four at each writable root (reference `linux-sandbox-observed.md` §3), which is
+    /// stricter than the 0.125 existence rules the spec paraphrases (`.codex` "even when missing"
+    /// for the cwd root is therefore included). An explicit entry for the exact path wins.
     pub read_only_subpaths: Vec<PathBuf>,
 }
 
