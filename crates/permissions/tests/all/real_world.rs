@@ -19,9 +19,13 @@ use serde_json::Value;
 
 const CWD: &str = "/tmp/realworld-config-ws";
 
+/// `$AIRLOCK_SHARED` (as in `scripts/test`), else `shared/` beside the repository.
 fn configs_dir() -> Option<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../../shared/conformance/real-world/configs");
+    let shared = std::env::var_os("AIRLOCK_SHARED").map_or_else(
+        || Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared"),
+        PathBuf::from,
+    );
+    let dir = shared.join("conformance/real-world/configs");
     dir.join("index.jsonl").is_file().then_some(dir)
 }
 
