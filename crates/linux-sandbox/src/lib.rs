@@ -9,3 +9,5 @@
 
 #[cfg(target_os = "linux")]
 pub mod seccomp;
+
+pub mod mounts;

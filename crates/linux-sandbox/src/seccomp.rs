@@ -68,7 +68,12 @@ fn target_arch() -> Result<TargetArch, SeccompError> {
     }
 }
 
-fn cond(arg: u8, len: SeccompCmpArgLen, op: SeccompCmpOp, value: u64) -> Result<SeccompCondition, SeccompError> {
+fn cond(
+    arg: u8,
+    len: SeccompCmpArgLen,
+    op: SeccompCmpOp,
+    value: u64,
+) -> Result<SeccompCondition, SeccompError> {
     Ok(SeccompCondition::new(arg, len, op, value)?)
 }
 
@@ -125,13 +130,22 @@ fn rules(mode: NetworkSeccompMode) -> Result<BTreeMap<i64, Vec<SeccompRule>>, Se
             NetworkSeccompMode::Enabled => vec![rule(vec![cond(0, Dword, Eq, vsock)?])?],
             NetworkSeccompMode::Restricted => vec![
                 rule(vec![cond(0, Dword, Ne, unix)?])?,
-                rule(vec![cond(0, Dword, Eq, unix)?, cond(1, Dword, MaskedEq(SOCK_TYPE_MASK), dgram)?])?,
+                rule(vec![
+                    cond(0, Dword, Eq, unix)?,
+                    cond(1, Dword, MaskedEq(SOCK_TYPE_MASK), dgram)?,
+                ])?,
             ],
         };
         map.insert(nr, per_call);
     }
     if mode == NetworkSeccompMode::Restricted {
-        for nr in [libc::SYS_connect, libc::SYS_bind, libc::SYS_listen, libc::SYS_accept, libc::SYS_accept4] {
+        for nr in [
+            libc::SYS_connect,
+            libc::SYS_bind,
+            libc::SYS_listen,
+            libc::SYS_accept,
+            libc::SYS_accept4,
+        ] {
             map.insert(nr, Vec::new());
         }
         // sendto(fd, buf, len, flags, dest_addr, addrlen): only a named destination.
@@ -147,7 +161,12 @@ fn rules(mode: NetworkSeccompMode) -> Result<BTreeMap<i64, Vec<SeccompRule>>, Se
 /// the table is invalid.
 pub fn build_filter(mode: NetworkSeccompMode) -> Result<BpfProgram, SeccompError> {
     let arch = target_arch()?;
-    let filter = SeccompFilter::new(rules(mode)?, SeccompAction::Allow, SeccompAction::Errno(EPERM), arch)?;
+    let filter = SeccompFilter::new(
+        rules(mode)?,
+        SeccompAction::Allow,
+        SeccompAction::Errno(EPERM),
+        arch,
+    )?;
     let program: BpfProgram = filter.try_into()?;
     Ok(with_abi_guard(arch, program))
 }
@@ -164,10 +183,25 @@ fn with_abi_guard(arch: TargetArch, program: BpfProgram) -> BpfProgram {
     const BPF_RET_K: u16 = (libc::BPF_RET | libc::BPF_K) as u16;
     let guard = [
         // A = seccomp_data.nr (offset 0)
-        sock_filter { code: BPF_LD_W_ABS, jt: 0, jf: 0, k: 0 },
+        sock_filter {
+            code: BPF_LD_W_ABS,
+            jt: 0,
+            jf: 0,
+            k: 0,
+        },
         // if A >= X32_SYSCALL_BIT fall through to the return, else skip it
-        sock_filter { code: BPF_JGE_K, jt: 0, jf: 1, k: X32_SYSCALL_BIT },
-        sock_filter { code: BPF_RET_K, jt: 0, jf: 0, k: libc::SECCOMP_RET_ERRNO | EPERM },
+        sock_filter {
+            code: BPF_JGE_K,
+            jt: 0,
+            jf: 1,
+            k: X32_SYSCALL_BIT,
+        },
+        sock_filter {
+            code: BPF_RET_K,
+            jt: 0,
+            jf: 0,
+            k: libc::SECCOMP_RET_ERRNO | EPERM,
+        },
     ];
     guard.into_iter().chain(program).collect()
 }
@@ -191,7 +225,12 @@ mod tests {
     fn restricted_mode_has_network_rules_and_enabled_mode_does_not() {
         let restricted = rules(NetworkSeccompMode::Restricted).unwrap();
         let enabled = rules(NetworkSeccompMode::Enabled).unwrap();
-        for nr in [libc::SYS_connect, libc::SYS_bind, libc::SYS_listen, libc::SYS_sendto] {
+        for nr in [
+            libc::SYS_connect,
+            libc::SYS_bind,
+            libc::SYS_listen,
+            libc::SYS_sendto,
+        ] {
             assert!(restricted.contains_key(&nr));
             assert!(!enabled.contains_key(&nr));
         }

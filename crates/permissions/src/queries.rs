@@ -89,6 +89,13 @@ pub trait FileSystemPolicyQueries {
 
     /// Deny glob patterns resolved against the cwd, sorted and deduplicated.
     fn get_unreadable_globs_with_cwd(&self, cwd: &Path) -> Vec<String>;
+
+    /// Every resolved path entry that grants read (read or write) and is not denied by a
+    /// more specific entry, deduplicated, in entry order. Contains the filesystem root
+    /// when `:root` is readable. Empty for non-restricted policies (everything is
+    /// readable). Platform defaults for `:minimal` are not included: they depend on the
+    /// platform (see [`Self::include_platform_defaults`]).
+    fn get_readable_roots(&self, ctx: &ResolveContext) -> Vec<PathBuf>;
 }
 
 /// Resolved non-glob entries of a restricted policy.
@@ -259,6 +266,22 @@ impl FileSystemPolicyQueries for FileSystemSandboxPolicy {
             if access == FileSystemAccessMode::Deny
                 && !is_fs_root
                 && self.resolve_access(&path, ctx) == FileSystemAccessMode::Deny
+                && !out.contains(&path)
+            {
+                out.push(path);
+            }
+        }
+        out
+    }
+
+    fn get_readable_roots(&self, ctx: &ResolveContext) -> Vec<PathBuf> {
+        if self.kind != FileSystemSandboxKind::Restricted {
+            return Vec::new();
+        }
+        let mut out: Vec<PathBuf> = Vec::new();
+        for (path, access) in resolved_paths(self, ctx) {
+            if access.can_read()
+                && self.resolve_access(&path, ctx).can_read()
                 && !out.contains(&path)
             {
                 out.push(path);

@@ -295,3 +295,32 @@ fn materialise_then_resolve_equals_resolve_with_cwd_root() {
         Read
     );
 }
+
+#[test]
+fn readable_roots_skip_denied_and_keep_writes() {
+    let policy = FileSystemSandboxPolicy::restricted(vec![
+        FileSystemSandboxEntry::special(FileSystemSpecialPath::Minimal, Read),
+        FileSystemSandboxEntry::path("/usr", Read),
+        FileSystemSandboxEntry::path("/w", Write),
+        FileSystemSandboxEntry::path("/w/secret", Deny),
+        FileSystemSandboxEntry::path("/usr", Read),
+        FileSystemSandboxEntry::path("/opt", Deny),
+    ]);
+    assert_eq!(
+        policy.get_readable_roots(&ctx(Path::new("/w"))),
+        vec![PathBuf::from("/usr"), PathBuf::from("/w")]
+    );
+    let full = FileSystemSandboxPolicy::restricted(vec![
+        root(Read),
+        FileSystemSandboxEntry::path("/etc/ssl", Deny),
+    ]);
+    assert_eq!(
+        full.get_readable_roots(&ctx(Path::new("/w"))),
+        vec![PathBuf::from("/")]
+    );
+    assert!(
+        FileSystemSandboxPolicy::unrestricted()
+            .get_readable_roots(&ctx(Path::new("/w")))
+            .is_empty()
+    );
+}

@@ -1,0 +1,401 @@
+//! The filesystem half of the bubblewrap command line, computed from resolved
+//! policy facts (spec 05 §Linux step 1, reference `linux-sandbox.md` §3–4).
+//!
+//! Bubblewrap executes mount operations in argument order, so the order below is the
+//! security argument:
+//! 1. the base view (`--ro-bind / /` for full-read policies, else an empty tmpfs
+//!    plus read-only binds of the readable roots), then a fresh `/dev`;
+//! 2. deny masks for denied paths that are ancestors of writable roots;
+//! 3. per writable root, shallowest first: the writable bind, its read-only carve-outs
+//!    (existing → read-only bind; missing protected name → empty read-only
+//!    placeholder; missing user entry → empty read-only file), read-only `hooks/` and
+//!    `config` of nested repositories, then every deny mask under the root again —
+//!    a bind re-exposes whatever was masked beneath it, so masks are re-applied after
+//!    each bind that covers them;
+//! 4. the remaining deny masks.
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+
+/// A path to hide: directories get an empty mode-000 tmpfs, other files an empty
+/// mode-000 file fed from a descriptor.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DenyMask {
+    /// The denied path (existing, symlinks resolved).
+    pub path: PathBuf,
+    /// Whether it is a directory.
+    pub is_dir: bool,
+}
+
+/// A writable root with what must stay read-only beneath it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WritableMount {
+    /// The path the bind is made at (symlinks resolved; must exist).
+    pub root: PathBuf,
+    /// Read-only carve-outs that exist, shallowest first.
+    pub read_only: Vec<PathBuf>,
+    /// Protected metadata names (`.git`, `.codex`, ...) that do not exist: an empty,
+    /// read-only directory is mounted there so they cannot be created.
+    pub placeholders: Vec<PathBuf>,
+    /// Narrower read-only entries that do not exist: an empty read-only file is
+    /// mounted there so nothing can be created under that name.
+    pub missing_read_only: Vec<PathBuf>,
+}
+
+/// Everything the filesystem arguments depend on, already resolved against the host.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct MountInputs {
+    /// Start from the whole host filesystem, read-only.
+    pub full_read: bool,
+    /// Restricted read: the directories to bind read-only on an empty root (existing, resolved).
+    pub readable_roots: Vec<PathBuf>,
+    /// Writable roots, in any order (sorted here).
+    pub writable: Vec<WritableMount>,
+    /// Everything that must not be readable (deny paths and expanded deny globs).
+    pub deny: Vec<DenyMask>,
+}
+
+/// The filesystem arguments plus what launching them needs.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct MountArgs {
+    /// Arguments in order. `--ro-bind-data` descriptors are written as the
+    /// placeholder [`DATA_FD_PLACEHOLDER`] and numbered by the launcher.
+    pub args: Vec<OsString>,
+    /// Number of `--ro-bind-data` descriptors the launcher must supply, in order.
+    pub data_fds: usize,
+    /// Host directories bubblewrap will create as mount points (missing protected
+    /// names); the launcher removes them again after the command.
+    pub created_mount_points: Vec<PathBuf>,
+}
+
+/// Stands in for a descriptor number in [`MountArgs::args`].
+pub const DATA_FD_PLACEHOLDER: &str = "{data-fd}";
+
+fn depth(path: &Path) -> usize {
+    path.components().count()
+}
+
+struct Builder {
+    out: MountArgs,
+}
+
+impl Builder {
+    fn push(&mut self, items: &[&str]) {
+        self.out.args.extend(items.iter().map(OsString::from));
+    }
+
+    fn push_path_op(&mut self, op: &str, path: &Path) {
+        self.out.args.push(op.into());
+        self.out.args.push(path.into());
+        self.out.args.push(path.into());
+    }
+
+    fn mask(&mut self, mask: &DenyMask, writable_inside: &[&WritableMount]) {
+        if mask.is_dir {
+            // 111 keeps writable descendants reachable without making the listing readable.
+            let perms = if writable_inside.is_empty() {
+                "000"
+            } else {
+                "111"
+            };
+            self.push(&["--perms", perms, "--tmpfs"]);
+            self.out.args.push(mask.path.as_os_str().into());
+            for inner in writable_inside {
+                self.push_dirs_between(&mask.path, &inner.root);
+            }
+            self.out.args.push("--remount-ro".into());
+            self.out.args.push(mask.path.as_os_str().into());
+        } else {
+            self.push(&["--perms", "000", "--ro-bind-data", DATA_FD_PLACEHOLDER]);
+            self.out.args.push(mask.path.as_os_str().into());
+            self.out.data_fds += 1;
+        }
+    }
+
+    /// `--dir` for every component from just below `base` down to `target`.
+    fn push_dirs_between(&mut self, base: &Path, target: &Path) {
+        if let Ok(rest) = target.strip_prefix(base) {
+            let mut current = base.to_path_buf();
+            for component in rest.components() {
+                current.push(component);
+                self.out.args.push("--dir".into());
+                self.out.args.push(current.as_os_str().into());
+            }
+        }
+    }
+}
+
+/// Builds the filesystem arguments (see the module doc for the order).
+pub fn build_mount_args(inputs: &MountInputs) -> MountArgs {
+    let mut b = Builder {
+        out: MountArgs::default(),
+    };
+    let mut writable: Vec<&WritableMount> = inputs.writable.iter().collect();
+    writable.sort_by_key(|w| (depth(&w.root), w.root.clone()));
+    let mut deny: Vec<&DenyMask> = inputs.deny.iter().collect();
+    deny.sort_by_key(|d| (depth(&d.path), d.path.clone()));
+    deny.dedup_by(|a, b| a.path == b.path);
+
+    if inputs.full_read {
+        b.push(&["--ro-bind", "/", "/"]);
+    } else {
+        b.push(&["--tmpfs", "/"]);
+        let mut roots = inputs.readable_roots.clone();
+        roots.sort();
+        roots.dedup();
+        for root in &roots {
+            b.push_path_op("--ro-bind", root);
+        }
+    }
+    b.push(&["--dev", "/dev"]);
+
+    let writable_under = |mask: &DenyMask| -> Vec<&WritableMount> {
+        writable
+            .iter()
+            .copied()
+            .filter(|w| w.root.starts_with(&mask.path) && w.root != mask.path)
+            .collect()
+    };
+
+    // Deny paths that contain writable roots: masked first so the roots can be re-bound inside.
+    let mut done = vec![false; deny.len()];
+    for (i, mask) in deny.iter().enumerate() {
+        let inner = writable_under(mask);
+        if !inner.is_empty() {
+            b.mask(mask, &inner);
+            done[i] = true;
+        }
+    }
+
+    for root in &writable {
+        b.push_path_op("--bind", &root.root);
+        let mut read_only = root.read_only.clone();
+        read_only.sort_by_key(|p| depth(p));
+        for path in &read_only {
+            b.push_path_op("--ro-bind", path);
+        }
+        for path in &root.placeholders {
+            b.push(&["--perms", "555", "--tmpfs"]);
+            b.out.args.push(path.into());
+            b.out.args.push("--remount-ro".into());
+            b.out.args.push(path.into());
+            b.out.created_mount_points.push(path.clone());
+        }
+        for path in &root.missing_read_only {
+            b.push(&["--perms", "444", "--ro-bind-data", DATA_FD_PLACEHOLDER]);
+            b.out.args.push(path.into());
+            b.out.data_fds += 1;
+        }
+        // Re-apply every mask this bind re-exposed (and the first application of masks
+        // that live only under this root). Masks that contain a deeper writable root
+        // are handled when that root is bound.
+        for (i, mask) in deny.iter().enumerate() {
+            if mask.path.starts_with(&root.root) && mask.path != root.root {
+                let inner: Vec<&WritableMount> = writable_under(mask)
+                    .into_iter()
+                    .filter(|w| depth(&w.root) > depth(&root.root))
+                    .collect();
+                b.mask(mask, &inner);
+                done[i] = true;
+            }
+        }
+    }
+
+    for (i, mask) in deny.iter().enumerate() {
+        if !done[i] {
+            b.mask(mask, &[]);
+        }
+    }
+    b.out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+
+    fn args(out: &MountArgs) -> Vec<String> {
+        out.args
+            .iter()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect()
+    }
+
+    fn ws(root: &str, read_only: &[&str], placeholders: &[&str]) -> WritableMount {
+        WritableMount {
+            root: root.into(),
+            read_only: read_only.iter().map(PathBuf::from).collect(),
+            placeholders: placeholders.iter().map(PathBuf::from).collect(),
+            missing_read_only: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn read_only_profile_is_the_host_view_plus_dev() {
+        let out = build_mount_args(&MountInputs {
+            full_read: true,
+            ..Default::default()
+        });
+        assert_eq!(args(&out), ["--ro-bind", "/", "/", "--dev", "/dev"]);
+        assert_eq!(out.data_fds, 0);
+    }
+
+    #[test]
+    fn workspace_profile_binds_roots_then_protects_metadata() {
+        let out = build_mount_args(&MountInputs {
+            full_read: true,
+            writable: vec![
+                ws(
+                    "/srv/ws",
+                    &["/srv/ws/.git", "/srv/ws/.git/hooks"],
+                    &["/srv/ws/.codex"],
+                ),
+                ws("/tmp", &[], &[]),
+            ],
+            ..Default::default()
+        });
+        assert_eq!(
+            args(&out),
+            [
+                "--ro-bind",
+                "/",
+                "/",
+                "--dev",
+                "/dev",
+                "--bind",
+                "/tmp",
+                "/tmp",
+                "--bind",
+                "/srv/ws",
+                "/srv/ws",
+                "--ro-bind",
+                "/srv/ws/.git",
+                "/srv/ws/.git",
+                "--ro-bind",
+                "/srv/ws/.git/hooks",
+                "/srv/ws/.git/hooks",
+                "--perms",
+                "555",
+                "--tmpfs",
+                "/srv/ws/.codex",
+                "--remount-ro",
+                "/srv/ws/.codex",
+            ]
+        );
+        assert_eq!(out.created_mount_points, [PathBuf::from("/srv/ws/.codex")]);
+    }
+
+    #[test]
+    fn masks_are_reapplied_after_each_covering_bind() {
+        let out = build_mount_args(&MountInputs {
+            full_read: true,
+            writable: vec![ws("/tmp", &[], &[]), ws("/tmp/ws", &[], &[])],
+            deny: vec![
+                DenyMask {
+                    path: "/tmp/ws/.env".into(),
+                    is_dir: false,
+                },
+                DenyMask {
+                    path: "/etc/ssl".into(),
+                    is_dir: true,
+                },
+            ],
+            ..Default::default()
+        });
+        assert_eq!(
+            args(&out),
+            [
+                "--ro-bind",
+                "/",
+                "/",
+                "--dev",
+                "/dev",
+                "--bind",
+                "/tmp",
+                "/tmp",
+                "--perms",
+                "000",
+                "--ro-bind-data",
+                DATA_FD_PLACEHOLDER,
+                "/tmp/ws/.env",
+                "--bind",
+                "/tmp/ws",
+                "/tmp/ws",
+                "--perms",
+                "000",
+                "--ro-bind-data",
+                DATA_FD_PLACEHOLDER,
+                "/tmp/ws/.env",
+                "--perms",
+                "000",
+                "--tmpfs",
+                "/etc/ssl",
+                "--remount-ro",
+                "/etc/ssl",
+            ]
+        );
+        assert_eq!(out.data_fds, 2);
+    }
+
+    #[test]
+    fn denied_ancestor_of_a_writable_root_keeps_the_root_reachable() {
+        let out = build_mount_args(&MountInputs {
+            full_read: true,
+            writable: vec![ws("/srv/priv/pub", &[], &[])],
+            deny: vec![DenyMask {
+                path: "/srv/priv".into(),
+                is_dir: true,
+            }],
+            ..Default::default()
+        });
+        assert_eq!(
+            args(&out),
+            [
+                "--ro-bind",
+                "/",
+                "/",
+                "--dev",
+                "/dev",
+                "--perms",
+                "111",
+                "--tmpfs",
+                "/srv/priv",
+                "--dir",
+                "/srv/priv/pub",
+                "--remount-ro",
+                "/srv/priv",
+                "--bind",
+                "/srv/priv/pub",
+                "/srv/priv/pub",
+            ]
+        );
+    }
+
+    #[test]
+    fn restricted_read_starts_from_an_empty_root() {
+        let out = build_mount_args(&MountInputs {
+            full_read: false,
+            readable_roots: vec!["/usr".into(), "/bin".into(), "/usr".into()],
+            writable: vec![ws("/srv/ws", &[], &[])],
+            ..Default::default()
+        });
+        assert_eq!(
+            args(&out),
+            [
+                "--tmpfs",
+                "/",
+                "--ro-bind",
+                "/bin",
+                "/bin",
+                "--ro-bind",
+                "/usr",
+                "/usr",
+                "--dev",
+                "/dev",
+                "--bind",
+                "/srv/ws",
+                "/srv/ws",
+            ]
+        );
+    }
+}
