@@ -4,6 +4,7 @@
 
 mod execpolicy_cmd;
 mod permissions_cmd;
+mod sandbox_cmd;
 
 use std::process::ExitCode;
 
@@ -23,13 +24,24 @@ enum Command {
     Execpolicy(execpolicy_cmd::ExecpolicyArgs),
     /// Permission profiles: show the compiled, materialised profile.
     Permissions(permissions_cmd::PermissionsArgs),
+    /// Run a command under a permission profile's sandbox and exit with its status.
+    Sandbox(sandbox_cmd::SandboxArgs),
 }
 
 fn main() -> ExitCode {
+    // The sandbox helper is internal and hot: dispatch it before clap.
+    let mut raw = std::env::args_os();
+    if raw
+        .nth(1)
+        .is_some_and(|first| airlock_linux_sandbox::args::is_helper_subcommand(&first))
+    {
+        return sandbox_cmd::run_helper_subcommand(raw);
+    }
     let cli = Cli::parse();
     match cli.command {
         Command::Execpolicy(args) => execpolicy_cmd::run(args),
         Command::Permissions(args) => permissions_cmd::run(args),
+        Command::Sandbox(args) => sandbox_cmd::run(args),
     }
 }
 

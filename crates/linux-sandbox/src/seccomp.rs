@@ -206,6 +206,19 @@ fn with_abi_guard(arch: TargetArch, program: BpfProgram) -> BpfProgram {
     guard.into_iter().chain(program).collect()
 }
 
+/// The program as the raw bytes of a `struct sock_filter` array (native endian), the
+/// form bubblewrap's `--seccomp FD` reads.
+pub fn program_bytes(program: &BpfProgram) -> Vec<u8> {
+    let mut bytes = Vec::with_capacity(program.len() * 8);
+    for ins in program {
+        bytes.extend_from_slice(&ins.code.to_ne_bytes());
+        bytes.push(ins.jt);
+        bytes.push(ins.jf);
+        bytes.extend_from_slice(&ins.k.to_ne_bytes());
+    }
+    bytes
+}
+
 /// Installs the filter on the calling thread after setting `PR_SET_NO_NEW_PRIVS`
 /// (seccompiler does both). Irreversible: call it just before `exec`.
 ///

@@ -56,7 +56,11 @@ mod tests {
     use super::*;
 
     fn out(exit_code: i32, stderr: &str) -> ExecOutput {
-        ExecOutput { exit_code, stdout: String::new(), stderr: stderr.into() }
+        ExecOutput {
+            exit_code,
+            stdout: String::new(),
+            stderr: stderr.into(),
+        }
     }
 
     #[test]
@@ -81,9 +85,17 @@ mod tests {
             (L, 137, "", false),
         ];
         for (sandbox, code, stderr, expected) in cases {
-            assert_eq!(is_likely_sandbox_denied(*sandbox, &out(*code, stderr)), *expected, "{sandbox:?} {code} {stderr:?}");
+            assert_eq!(
+                is_likely_sandbox_denied(*sandbox, &out(*code, stderr)),
+                *expected,
+                "{sandbox:?} {code} {stderr:?}"
+            );
         }
-        let in_stdout = ExecOutput { exit_code: 1, stdout: "Permission denied".into(), stderr: String::new() };
+        let in_stdout = ExecOutput {
+            exit_code: 1,
+            stdout: "Permission denied".into(),
+            stderr: String::new(),
+        };
         assert!(is_likely_sandbox_denied(L, &in_stdout));
     }
 }

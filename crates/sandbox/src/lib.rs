@@ -12,7 +12,13 @@
 //! unconfined.
 
 mod denial;
+mod env_policy;
 mod sandbox_type;
 
 pub use denial::{ExecOutput, is_likely_sandbox_denied};
-pub use sandbox_type::{SandboxType, SandboxablePreference, get_platform_sandbox, platform_sandbox_for};
+pub use env_policy::{
+    CORE_VARIABLES, DEFAULT_EXCLUDES, EnvPolicyError, Inherit, ShellEnvironmentPolicy,
+};
+pub use sandbox_type::{
+    SandboxType, SandboxablePreference, get_platform_sandbox, platform_sandbox_for,
+};

@@ -55,16 +55,31 @@ mod tests {
 
     #[test]
     fn platform_selection() {
-        assert_eq!(platform_sandbox_for("macos", false), Some(SandboxType::MacosSeatbelt));
-        assert_eq!(platform_sandbox_for("linux", false), Some(SandboxType::LinuxSeccomp));
+        assert_eq!(
+            platform_sandbox_for("macos", false),
+            Some(SandboxType::MacosSeatbelt)
+        );
+        assert_eq!(
+            platform_sandbox_for("linux", false),
+            Some(SandboxType::LinuxSeccomp)
+        );
         assert_eq!(platform_sandbox_for("windows", false), None);
-        assert_eq!(platform_sandbox_for("windows", true), Some(SandboxType::WindowsRestrictedToken));
+        assert_eq!(
+            platform_sandbox_for("windows", true),
+            Some(SandboxType::WindowsRestrictedToken)
+        );
         assert_eq!(platform_sandbox_for("freebsd", true), None);
     }
 
     #[test]
     fn wire_names() {
-        assert_eq!(serde_json::to_string(&SandboxType::LinuxSeccomp).unwrap(), "\"linuxSeccomp\"");
-        assert_eq!(serde_json::to_string(&SandboxType::None).unwrap(), "\"none\"");
+        assert_eq!(
+            serde_json::to_string(&SandboxType::LinuxSeccomp).unwrap(),
+            "\"linuxSeccomp\""
+        );
+        assert_eq!(
+            serde_json::to_string(&SandboxType::None).unwrap(),
+            "\"none\""
+        );
     }
 }

@@ -1,0 +1,129 @@
+//! `airlock sandbox`: run a command under a permission profile's sandbox, like
+//! `codex sandbox` (issue 4 item 7, spec 10 §CLI), and the hidden helper entry
+//! `airlock linux-sandbox` that the sandbox manager's transforms invoke.
+//!
+//! Exit status: the command's own; 125 when Airlock could not start it confined
+//! (nothing ran); 2 for usage errors.
+
+use std::ffi::OsString;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use airlock_linux_sandbox::HelperArgs;
+use airlock_permissions::{
+    ConfigEnv, PermissionProfile, load_config, normalize_lexically, select_permission_profile,
+};
+use airlock_sandbox::ShellEnvironmentPolicy;
+use anyhow::Context;
+use clap::Args;
+
+/// Exit status when the sandbox could not be set up (as `env`, `timeout` and container
+/// runtimes use it): distinguishes Airlock's failure from the command's.
+pub const SETUP_FAILURE: u8 = 125;
+
+/// Arguments of `airlock sandbox`.
+#[derive(Debug, Args)]
+pub struct SandboxArgs {
+    /// Permission profile id (`:read-only`, `:workspace`, `:danger-full-access`, or a
+    /// `[permissions.<id>]` table); default: the configured one.
+    #[arg(short = 'P', long = "permission-profile", value_name = "ID")]
+    profile: Option<String>,
+
+    /// Working directory (the first workspace root); default: the current directory.
+    #[arg(short = 'C', long = "cd", value_name = "DIR")]
+    cd: Option<PathBuf>,
+
+    /// Config override `dotted.key=value` (value parsed as TOML, else a string); repeatable.
+    #[arg(short = 'c', long = "config", value_name = "KEY=VALUE")]
+    overrides: Vec<String>,
+
+    /// Use the legacy in-process Landlock sandbox instead of bubblewrap (read-only
+    /// profiles only).
+    #[arg(long)]
+    use_legacy_landlock: bool,
+
+    /// The command to run, after `--`.
+    #[arg(value_name = "COMMAND", required = true, num_args = 1.., trailing_var_arg = true, allow_hyphen_values = true)]
+    command: Vec<OsString>,
+}
+
+/// Runs `airlock sandbox`. Returns only when the command could not be started or
+/// had to be waited for.
+pub fn run(args: SandboxArgs) -> ExitCode {
+    match run_sandbox(args) {
+        Ok(code) => ExitCode::from(u8::try_from(code).unwrap_or(1)),
+        Err(error) => {
+            eprintln!("Error: {error:?}");
+            ExitCode::from(SETUP_FAILURE)
+        }
+    }
+}
+
+fn working_directory(cd: Option<&Path>) -> anyhow::Result<PathBuf> {
+    let current = std::env::current_dir().context("cannot read the current directory")?;
+    let cwd = match cd {
+        Some(dir) => normalize_lexically(&current.join(dir)),
+        None => current,
+    };
+    anyhow::ensure!(
+        cwd.is_dir(),
+        "working directory {} does not exist or is not a directory; pass an existing -C DIR",
+        cwd.display()
+    );
+    Ok(cwd)
+}
+
+fn run_sandbox(args: SandboxArgs) -> anyhow::Result<i32> {
+    let cwd = working_directory(args.cd.as_deref())?;
+    let config = load_config(&ConfigEnv::from_process(), &args.overrides)?;
+    let selected = select_permission_profile(&config, args.profile.as_deref(), &cwd)?;
+    for warning in &selected.warnings {
+        eprintln!("warning: {warning}");
+    }
+    let env = ShellEnvironmentPolicy::from_config(&config.table)?.apply(std::env::vars_os())?;
+    let profile = selected.materialized();
+    match profile {
+        // No Airlock sandbox: full access, or a container/VM that owns isolation.
+        PermissionProfile::Disabled | PermissionProfile::External { .. } => {
+            let (program, rest) = args.command.split_first().context("no command given")?;
+            let error = std::process::Command::new(program)
+                .args(rest)
+                .current_dir(&cwd)
+                .env_clear()
+                .envs(env)
+                .exec();
+            Err(error).with_context(|| format!("could not start {}", program.to_string_lossy()))
+        }
+        PermissionProfile::Managed { .. } => {
+            let helper = HelperArgs {
+                sandbox_policy_cwd: cwd.clone(),
+                command_cwd: cwd,
+                permission_profile: profile,
+                use_legacy_landlock: args.use_legacy_landlock,
+                no_proc: false,
+                apply_seccomp_then_exec: false,
+                command: args.command,
+            };
+            Ok(airlock_linux_sandbox::run_helper_with_env(
+                &helper,
+                Some(&env),
+            )?)
+        }
+    }
+}
+
+/// `airlock linux-sandbox ...`: the helper the sandbox manager's transform invokes.
+/// Parsed by hand (no clap) so the helper starts as fast as possible.
+pub fn run_helper_subcommand(args: impl Iterator<Item = OsString>) -> ExitCode {
+    let result = HelperArgs::parse(args)
+        .map_err(anyhow::Error::from)
+        .and_then(|helper| airlock_linux_sandbox::run_helper(&helper).map_err(anyhow::Error::from));
+    match result {
+        Ok(code) => ExitCode::from(u8::try_from(code).unwrap_or(1)),
+        Err(error) => {
+            eprintln!("Error: {error:?}");
+            ExitCode::from(SETUP_FAILURE)
+        }
+    }
+}

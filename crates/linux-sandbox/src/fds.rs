@@ -1,0 +1,42 @@
+//! Descriptors handed to bubblewrap across `exec`: the compiled seccomp program
+//! (`--seccomp FD`) and empty files for `--ro-bind-data FD` masks.
+//!
+//! Rust opens every descriptor close-on-exec; these must survive the `exec` of
+//! `bwrap`, which is the one thing std has no safe API for (`fcntl(F_SETFD)`).
+
+use std::fs::File;
+use std::io::{self, Write};
+use std::os::fd::{AsRawFd, OwnedFd};
+
+/// Clears `FD_CLOEXEC` so the descriptor is inherited by the next `exec`.
+#[allow(unsafe_code)]
+pub fn make_inheritable(fd: &impl AsRawFd) -> io::Result<()> {
+    // SAFETY: fcntl(F_SETFD) only changes the descriptor flags of a descriptor we own
+    // (borrowed for the duration of the call); it touches no memory.
+    let rc = unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_SETFD, 0) };
+    if rc == -1 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(())
+    }
+}
+
+/// An inheritable descriptor that reads as an empty file (`/dev/null`).
+pub fn empty_data_fd() -> io::Result<OwnedFd> {
+    let file = File::open("/dev/null")?;
+    make_inheritable(&file)?;
+    Ok(file.into())
+}
+
+/// An inheritable descriptor whose content is `bytes`: the read end of a pipe,
+/// already filled and with the write end closed (bubblewrap reads it to EOF).
+/// `bytes` must fit in the pipe buffer (64 KiB by default); a seccomp program is a
+/// few KiB.
+pub fn data_fd(bytes: &[u8]) -> io::Result<OwnedFd> {
+    let (reader, writer) = io::pipe()?;
+    let mut writer = writer;
+    writer.write_all(bytes)?;
+    drop(writer);
+    make_inheritable(&reader)?;
+    Ok(reader.into())
+}

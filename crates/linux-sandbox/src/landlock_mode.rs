@@ -1,0 +1,98 @@
+//! Legacy Landlock mode (spec 05 §Linux "Legacy mode"): no bubblewrap; the helper
+//! restricts itself with Landlock (read everywhere, write only to the writable roots
+//! and `/dev/null`) and then applies the same seccomp filter.
+//!
+//! Current limitations, stated up front: Landlock is allow-list only, so it cannot
+//! express restricted read, deny-read entries, or read-only carve-outs inside a
+//! writable root (such as the protected `.git`/`.codex`/`.agents`/`.aws` of every
+//! writable root). Such policies are refused with an explanation instead of being
+//! enforced partially; in practice legacy mode fits read-only profiles.
+
+use std::path::{Path, PathBuf};
+
+use airlock_permissions::{FileSystemPolicyQueries, ResolveContext};
+use airlock_protocol::FileSystemSandboxPolicy;
+use landlock::{
+    ABI, Access, AccessFs, CompatLevel, Compatible, Ruleset, RulesetAttr, RulesetCreatedAttr,
+    RulesetStatus, path_beneath_rules,
+};
+
+/// Why legacy Landlock mode refused or failed.
+#[derive(Debug, thiserror::Error)]
+pub enum LandlockModeError {
+    /// The policy needs something Landlock cannot express.
+    #[error(
+        "the legacy Landlock sandbox cannot enforce this profile: {0}; use the default bubblewrap sandbox (drop `use_legacy_landlock`)"
+    )]
+    Unsupported(String),
+    /// The kernel rejected or does not support the ruleset.
+    #[error("Landlock could not be applied: {0}")]
+    Ruleset(#[from] landlock::RulesetError),
+    /// The kernel accepted the call but enforces nothing (Landlock disabled).
+    #[error(
+        "Landlock is not enforced by this kernel (is `landlock` in the `lsm=` boot parameter?); refusing to run the command without it"
+    )]
+    NotEnforced,
+}
+
+/// The writable roots Landlock would grant, after checking the policy is expressible.
+///
+/// # Errors
+/// [`LandlockModeError::Unsupported`] naming the first inexpressible part.
+pub fn expressible_writable_roots(
+    policy: &FileSystemSandboxPolicy,
+    cwd: &Path,
+) -> Result<Vec<PathBuf>, LandlockModeError> {
+    let ctx = ResolveContext::new(cwd);
+    if !policy
+        .get_readable_roots(&ctx)
+        .iter()
+        .any(|p| p.parent().is_none())
+    {
+        return Err(LandlockModeError::Unsupported(
+            "restricted read access is not supported".into(),
+        ));
+    }
+    if !policy.get_unreadable_roots(&ctx).is_empty()
+        || !policy.get_unreadable_globs_with_cwd(cwd).is_empty()
+    {
+        return Err(LandlockModeError::Unsupported(
+            "deny-read entries are not supported".into(),
+        ));
+    }
+    let mut roots = Vec::new();
+    for root in policy.get_writable_roots(&ctx) {
+        if let Some(sub) = root.read_only_subpaths.first() {
+            return Err(LandlockModeError::Unsupported(format!(
+                "read-only path {} inside writable root {} cannot be carved out",
+                sub.display(),
+                root.root.display()
+            )));
+        }
+        roots.push(root.root);
+    }
+    Ok(roots)
+}
+
+/// Restricts the calling process (irreversibly) to the policy.
+///
+/// # Errors
+/// [`LandlockModeError`]; on error nothing has been restricted only if the policy was
+/// refused — a kernel failure after `restrict_self` started still fails closed
+/// because the caller does not run the command.
+pub fn restrict(policy: &FileSystemSandboxPolicy, cwd: &Path) -> Result<(), LandlockModeError> {
+    let writable = expressible_writable_roots(policy, cwd)?;
+    let abi = ABI::V5;
+    let status = Ruleset::default()
+        .set_compatibility(CompatLevel::BestEffort)
+        .handle_access(AccessFs::from_all(abi))?
+        .create()?
+        .add_rules(path_beneath_rules(["/"], AccessFs::from_read(abi)))?
+        .add_rules(path_beneath_rules(["/dev/null"], AccessFs::from_all(abi)))?
+        .add_rules(path_beneath_rules(&writable, AccessFs::from_all(abi)))?
+        .restrict_self()?;
+    if status.ruleset == RulesetStatus::NotEnforced {
+        return Err(LandlockModeError::NotEnforced);
+    }
+    Ok(())
+}

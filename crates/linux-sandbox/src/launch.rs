@@ -1,0 +1,311 @@
+//! The helper's outer stage: decide how to confine, build the bubblewrap command and
+//! replace this process with it (spec 05 §Linux).
+//!
+//! Three shapes, chosen from the effective profile:
+//! - **bubblewrap** (every restricted filesystem policy): namespaces, the mount plan
+//!   of [`crate::mounts`], a fresh `/proc` with `/proc/sys` read-only, capabilities
+//!   dropped, and the seccomp program of [`crate::seccomp`] installed by bubblewrap
+//!   itself (`--seccomp FD`) right before it execs the command — bubblewrap sets
+//!   `no_new_privs` first. Doing the filter there instead of in a second helper
+//!   image keeps the helper out of the sandbox's view, which matters for
+//!   restricted-read profiles, and saves one exec per command.
+//! - **seccomp only**: full-disk-write policies without deny entries; the filter is
+//!   installed in-process and the command exec'd directly.
+//! - **legacy Landlock** on request, for the policies it can express.
+
+use std::ffi::OsString;
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use airlock_permissions::{
+    FileSystemPolicyQueries, ResolveContext, file_system_sandbox_policy, network_sandbox_policy,
+};
+use airlock_protocol::{FileSystemSandboxKind, FileSystemSandboxPolicy, NetworkSandboxPolicy};
+
+use crate::args::HelperArgs;
+use crate::bwrap_path::{BwrapError, find_bwrap};
+use crate::fds::{data_fd, empty_data_fd};
+use crate::mounts::{DATA_FD_PLACEHOLDER, MountArgs, build_mount_args};
+use crate::placeholders::PlaceholderGuard;
+use crate::resolve::{ResolveError, resolve_mount_inputs};
+use crate::seccomp::{NetworkSeccompMode, SeccompError, build_filter, program_bytes};
+
+/// Why the helper could not start the command. Nothing has run when this is returned.
+#[derive(Debug, thiserror::Error)]
+pub enum LaunchError {
+    /// bubblewrap is missing.
+    #[error(transparent)]
+    Bwrap(#[from] BwrapError),
+    /// The policy cannot be enforced as written.
+    #[error(transparent)]
+    Resolve(#[from] ResolveError),
+    /// The seccomp filter could not be built or installed.
+    #[error(transparent)]
+    Seccomp(#[from] SeccompError),
+    /// Legacy Landlock could not enforce the policy.
+    #[error(transparent)]
+    Landlock(#[from] crate::landlock_mode::LandlockModeError),
+    /// The profile is not one the Linux sandbox enforces.
+    #[error("airlock linux-sandbox: {0}")]
+    Unsupported(&'static str),
+    /// The working directory is unusable.
+    #[error(
+        "sandbox working directory {path} is not usable: {source}; pass an existing directory with -C"
+    )]
+    Cwd {
+        /// The directory.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// Preparing descriptors or placeholders failed.
+    #[error("could not prepare the sandbox: {0}")]
+    Prepare(std::io::Error),
+    /// `exec` (or spawn) of bubblewrap or the command failed.
+    #[error("could not start {program}: {source}")]
+    Exec {
+        /// What was being started.
+        program: String,
+        /// Why.
+        source: std::io::Error,
+    },
+}
+
+/// Environment variables every sandboxed command gets (spec 05 §Linux "Environment").
+pub fn sandbox_env(network: NetworkSandboxPolicy) -> Vec<(&'static str, &'static str)> {
+    let mut env = vec![("AIRLOCK_SANDBOX", "linux")];
+    if !network.is_enabled() {
+        env.push(("AIRLOCK_SANDBOX_NETWORK_DISABLED", "1"));
+        env.push(("CODEX_SANDBOX_NETWORK_DISABLED", "1"));
+    }
+    env
+}
+
+fn seccomp_mode(network: NetworkSandboxPolicy) -> NetworkSeccompMode {
+    if network.is_enabled() {
+        NetworkSeccompMode::Enabled
+    } else {
+        NetworkSeccompMode::Restricted
+    }
+}
+
+/// A fully prepared bubblewrap launch (exposed for tests and `airlock doctor`).
+#[derive(Debug)]
+pub struct BwrapLaunch {
+    /// Path of the `bwrap` executable.
+    pub bwrap: PathBuf,
+    /// Arguments after the program name, descriptors already numbered.
+    pub args: Vec<OsString>,
+    /// Descriptors that must stay open (and inheritable) until `exec`.
+    pub fds: Vec<OwnedFd>,
+    /// Host directories bubblewrap will create as mount points.
+    pub created_mount_points: Vec<PathBuf>,
+}
+
+/// Options of the namespace part of the command line.
+#[derive(Debug, Clone, Copy)]
+pub struct NamespaceOptions {
+    /// Network allowed (no `--unshare-net`).
+    pub network: bool,
+    /// Mount a fresh `/proc`.
+    pub mount_proc: bool,
+}
+
+/// The namespace, `/proc`, capability and seccomp arguments that follow the mounts.
+pub fn namespace_args(options: NamespaceOptions, cwd: &Path, seccomp_fd: i32) -> Vec<OsString> {
+    let mut args: Vec<OsString> = [
+        "--unshare-user",
+        "--unshare-pid",
+        "--unshare-ipc",
+        "--unshare-uts",
+        "--unshare-cgroup-try",
+    ]
+    .into_iter()
+    .map(OsString::from)
+    .collect();
+    if !options.network {
+        args.push("--unshare-net".into());
+    }
+    // No nested user namespaces: they would hand the command a full capability set
+    // over new mount/network namespaces of its own.
+    args.push("--disable-userns".into());
+    if options.mount_proc {
+        args.extend(["--proc", "/proc"].map(OsString::from));
+        // bubblewrap does not cover /proc/sys, and sysctl permission checks look at the
+        // uid, not capabilities: a root-launched command could otherwise write global
+        // knobs such as kernel.core_pattern. Bind the host's /proc/sys read-only over it.
+        args.extend(["--ro-bind", "/proc/sys", "/proc/sys"].map(OsString::from));
+        if Path::new("/proc/sysrq-trigger").exists() {
+            args.extend(
+                ["--ro-bind", "/proc/sysrq-trigger", "/proc/sysrq-trigger"].map(OsString::from),
+            );
+        }
+    }
+    args.push("--chdir".into());
+    args.push(cwd.into());
+    args.extend(["--cap-drop", "ALL", "--seccomp"].map(OsString::from));
+    args.push(seccomp_fd.to_string().into());
+    args
+}
+
+/// Prepares the bubblewrap launch for `args` with a restricted `policy`.
+///
+/// # Errors
+/// Any [`LaunchError`] that must stop the launch.
+pub fn prepare_bwrap(
+    args: &HelperArgs,
+    policy: &FileSystemSandboxPolicy,
+    network: NetworkSandboxPolicy,
+) -> Result<BwrapLaunch, LaunchError> {
+    let bwrap = find_bwrap()?;
+    let inputs = resolve_mount_inputs(policy, &args.sandbox_policy_cwd)?;
+    let MountArgs {
+        args: mount_args,
+        data_fds,
+        created_mount_points,
+    } = build_mount_args(&inputs);
+    let mut fds = Vec::with_capacity(data_fds + 1);
+    let mut argv = vec![
+        OsString::from("--new-session"),
+        OsString::from("--die-with-parent"),
+    ];
+    for arg in mount_args {
+        if arg == DATA_FD_PLACEHOLDER {
+            let fd = empty_data_fd().map_err(LaunchError::Prepare)?;
+            argv.push(fd.as_raw_fd().to_string().into());
+            fds.push(fd);
+        } else {
+            argv.push(arg);
+        }
+    }
+    let program = build_filter(seccomp_mode(network))?;
+    let seccomp = data_fd(&program_bytes(&program)).map_err(LaunchError::Prepare)?;
+    let cwd = std::fs::canonicalize(&args.command_cwd).map_err(|source| LaunchError::Cwd {
+        path: args.command_cwd.clone(),
+        source,
+    })?;
+    let options = NamespaceOptions {
+        network: network.is_enabled(),
+        mount_proc: !args.no_proc,
+    };
+    argv.extend(namespace_args(options, &cwd, seccomp.as_raw_fd()));
+    fds.push(seccomp);
+    argv.push("--".into());
+    argv.extend(args.command.iter().cloned());
+    Ok(BwrapLaunch {
+        bwrap,
+        args: argv,
+        fds,
+        created_mount_points,
+    })
+}
+
+/// Runs the helper with the process environment; see [`run_helper_with_env`].
+///
+/// # Errors
+/// [`LaunchError`] before anything ran.
+pub fn run_helper(args: &HelperArgs) -> Result<i32, LaunchError> {
+    run_helper_with_env(args, None)
+}
+
+/// Runs the helper: returns only on error, or with the command's exit code when the
+/// helper had to wait for it (to remove placeholder mount points afterwards).
+/// `base_env`, when given, replaces the inherited environment (the caller has
+/// already applied its environment policy); the sandbox variables are added on top.
+///
+/// # Errors
+/// [`LaunchError`] before anything ran.
+pub fn run_helper_with_env(
+    args: &HelperArgs,
+    base_env: Option<&[(OsString, OsString)]>,
+) -> Result<i32, LaunchError> {
+    let policy = file_system_sandbox_policy(&args.permission_profile);
+    let network = network_sandbox_policy(&args.permission_profile);
+    let env = sandbox_env(network);
+    match policy.kind {
+        FileSystemSandboxKind::ExternalSandbox => {
+            return Err(LaunchError::Unsupported(
+                "an external-sandbox profile is enforced by the caller; the Linux helper must not be used for it",
+            ));
+        }
+        FileSystemSandboxKind::Unrestricted => {
+            return exec_with_seccomp_only(args, network, base_env, &env);
+        }
+        FileSystemSandboxKind::Restricted => {}
+    }
+    let ctx = ResolveContext::new(&args.sandbox_policy_cwd);
+    let no_deny = policy.get_unreadable_roots(&ctx).is_empty()
+        && policy
+            .get_unreadable_globs_with_cwd(&args.sandbox_policy_cwd)
+            .is_empty();
+    if policy.has_full_disk_write_access() && no_deny {
+        return exec_with_seccomp_only(args, network, base_env, &env);
+    }
+    if args.use_legacy_landlock {
+        crate::landlock_mode::restrict(&policy, &args.sandbox_policy_cwd)?;
+        return exec_with_seccomp_only(args, network, base_env, &env);
+    }
+    let launch = prepare_bwrap(args, &policy, network)?;
+    let mut command = Command::new(&launch.bwrap);
+    command.args(&launch.args);
+    set_env(&mut command, base_env, &env);
+    if launch.created_mount_points.is_empty() {
+        let source = command.exec();
+        return Err(LaunchError::Exec {
+            program: launch.bwrap.display().to_string(),
+            source,
+        });
+    }
+    // Placeholders are created on the host by bubblewrap; wait so they can be removed.
+    let guard =
+        PlaceholderGuard::acquire(&launch.created_mount_points).map_err(LaunchError::Prepare)?;
+    let status = command.status().map_err(|source| LaunchError::Exec {
+        program: launch.bwrap.display().to_string(),
+        source,
+    })?;
+    drop(launch.fds);
+    guard.release();
+    Ok(exit_code(status))
+}
+
+fn exit_code(status: std::process::ExitStatus) -> i32 {
+    use std::os::unix::process::ExitStatusExt;
+    status
+        .code()
+        .or_else(|| status.signal().map(|s| 128 + s))
+        .unwrap_or(1)
+}
+
+fn set_env(
+    command: &mut Command,
+    base_env: Option<&[(OsString, OsString)]>,
+    extra: &[(&str, &str)],
+) {
+    if let Some(base) = base_env {
+        command.env_clear().envs(base.iter().map(|(k, v)| (k, v)));
+    }
+    command.envs(extra.iter().copied());
+}
+
+fn exec_with_seccomp_only(
+    args: &HelperArgs,
+    network: NetworkSandboxPolicy,
+    base_env: Option<&[(OsString, OsString)]>,
+    env: &[(&str, &str)],
+) -> Result<i32, LaunchError> {
+    let (program, rest) = args
+        .command
+        .split_first()
+        .ok_or(LaunchError::Unsupported("no command"))?;
+    let mut command = Command::new(program);
+    command.args(rest).current_dir(&args.command_cwd);
+    set_env(&mut command, base_env, env);
+    crate::seccomp::install(seccomp_mode(network))?;
+    let source = command.exec();
+    Err(LaunchError::Exec {
+        program: program.to_string_lossy().into_owned(),
+        source,
+    })
+}

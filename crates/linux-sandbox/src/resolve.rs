@@ -1,0 +1,283 @@
+//! From a filesystem policy to [`MountInputs`]: resolve entries against the host,
+//! follow symlinks, expand deny globs, find nested repositories and decide how each
+//! missing path is protected (spec 05 §Linux step 1, reference `linux-sandbox.md` §3–4).
+
+use std::path::{Component, Path, PathBuf};
+
+use airlock_permissions::{FileSystemPolicyQueries, PROTECTED_METADATA_NAMES, ResolveContext};
+use airlock_protocol::FileSystemSandboxPolicy;
+
+use crate::globs::{GlobExpandError, expand_deny_globs};
+use crate::mounts::{DenyMask, MountInputs, WritableMount};
+
+/// The system directories `:minimal` makes readable on Linux (those that exist).
+pub const LINUX_PLATFORM_DEFAULTS: [&str; 8] = [
+    "/bin",
+    "/sbin",
+    "/usr",
+    "/etc",
+    "/lib",
+    "/lib64",
+    "/nix/store",
+    "/run/current-system/sw",
+];
+
+/// A policy that cannot be enforced as written.
+#[derive(Debug, thiserror::Error)]
+pub enum ResolveError {
+    /// A read-only path is reached through a symlink the command could re-point.
+    #[error(
+        "cannot enforce sandbox read-only path {path} because it crosses writable symlink {symlink}; replace the symlink with the real directory or remove the entry"
+    )]
+    ReadOnlyCrossesSymlink {
+        /// The protected path.
+        path: PathBuf,
+        /// The symlink inside a writable root.
+        symlink: PathBuf,
+    },
+    /// A deny path is reached through a symlink the command could re-point.
+    #[error(
+        "cannot enforce sandbox deny-read path {path} because it crosses writable symlink {symlink}; deny the symlink's target instead"
+    )]
+    DenyCrossesSymlink {
+        /// The denied path.
+        path: PathBuf,
+        /// The symlink inside a writable root.
+        symlink: PathBuf,
+    },
+    /// Deny globs could not be expanded.
+    #[error(transparent)]
+    Glob(#[from] GlobExpandError),
+}
+
+/// The first symlink on the way from `/` to `path` (its lexical prefix), if any.
+fn first_symlink(path: &Path) -> Option<PathBuf> {
+    let mut current = PathBuf::new();
+    for component in path.components() {
+        current.push(component);
+        if matches!(component, Component::Normal(_))
+            && std::fs::symlink_metadata(&current).is_ok_and(|m| m.file_type().is_symlink())
+        {
+            return Some(current);
+        }
+    }
+    None
+}
+
+/// The first component of `path` below `root` that does not exist.
+fn first_missing(root: &Path, path: &Path) -> Option<PathBuf> {
+    let rest = path.strip_prefix(root).ok()?;
+    let mut current = root.to_path_buf();
+    for component in rest.components() {
+        current.push(component);
+        if std::fs::symlink_metadata(&current).is_err() {
+            return Some(current);
+        }
+    }
+    None
+}
+
+fn canonical(path: &Path) -> Option<PathBuf> {
+    std::fs::canonicalize(path).ok()
+}
+
+/// How many directory levels below a writable root are searched for nested
+/// repositories. Protection of nested repositories is best effort by nature (the
+/// command can `git init` a new one at any time); the bound keeps launch cheap in
+/// deep trees.
+pub const NESTED_REPO_SCAN_DEPTH: usize = 6;
+
+/// Temporary directories are writable roots in most profiles but hold no user
+/// repositories worth a scan of their (often huge) contents.
+fn is_temp_root(root: &Path) -> bool {
+    let tmpdir = std::env::var_os("TMPDIR").and_then(|t| std::fs::canonicalize(t).ok());
+    root == Path::new("/tmp") || root == Path::new("/var/tmp") || tmpdir.as_deref() == Some(root)
+}
+
+/// `.git` directories of repositories nested below `root` (not `root/.git`), found by
+/// a walk that does not follow symlinks, does not enter `.git` directories and stops
+/// [`NESTED_REPO_SCAN_DEPTH`] levels down.
+fn nested_git_dirs(root: &Path) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    let mut stack = vec![(root.to_path_buf(), 0usize)];
+    while let Some((dir, depth)) = stack.pop() {
+        if depth >= NESTED_REPO_SCAN_DEPTH {
+            continue;
+        }
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let Ok(kind) = entry.file_type() else {
+                continue;
+            };
+            if !kind.is_dir() {
+                continue;
+            }
+            let path = entry.path();
+            if entry.file_name() == ".git" {
+                if dir != root {
+                    found.push(path);
+                }
+            } else {
+                stack.push((path, depth + 1));
+            }
+        }
+    }
+    found.sort();
+    found
+}
+
+/// Resolves `policy` (restricted kind) for a launch from `cwd`.
+///
+/// # Errors
+/// [`ResolveError`] when a protected or denied path crosses a symlink inside a
+/// writable root, or deny globs cannot be expanded.
+pub fn resolve_mount_inputs(
+    policy: &FileSystemSandboxPolicy,
+    cwd: &Path,
+) -> Result<MountInputs, ResolveError> {
+    let ctx = ResolveContext::new(cwd);
+    let readable = policy.get_readable_roots(&ctx);
+    let full_read = readable.iter().any(|p| p.parent().is_none());
+    let mut readable_roots: Vec<PathBuf> = Vec::new();
+    if !full_read {
+        readable_roots.extend(readable.iter().filter_map(|p| canonical(p)));
+        if policy.include_platform_defaults() {
+            readable_roots.extend(
+                LINUX_PLATFORM_DEFAULTS
+                    .iter()
+                    .filter_map(|p| canonical(Path::new(p))),
+            );
+        }
+    }
+
+    let roots = policy.get_writable_roots(&ctx);
+    let canonical_roots: Vec<PathBuf> = roots.iter().filter_map(|w| canonical(&w.root)).collect();
+    let in_writable = |p: &Path| canonical_roots.iter().any(|r| p.starts_with(r));
+
+    let mut writable = Vec::new();
+    for w in &roots {
+        let Some(root) = canonical(&w.root) else {
+            continue;
+        }; // bind targets must exist
+        let mut mount = WritableMount {
+            root: root.clone(),
+            read_only: Vec::new(),
+            placeholders: Vec::new(),
+            missing_read_only: Vec::new(),
+        };
+        for sub in &w.read_only_subpaths {
+            let remapped = match sub.strip_prefix(&w.root) {
+                Ok(rel) => root.join(rel),
+                Err(_) => sub.clone(), // e.g. a worktree's gitdir elsewhere
+            };
+            // A deeper writable root's bind would cover whatever is mounted here first;
+            // that root applies its own carve-outs after its bind.
+            if canonical_roots
+                .iter()
+                .any(|r| r != &root && r.starts_with(&root) && remapped.starts_with(r))
+            {
+                continue;
+            }
+            if std::fs::symlink_metadata(&remapped).is_ok() {
+                if let Some(link) = first_symlink(&remapped)
+                    && in_writable(link.parent().unwrap_or(Path::new("/")))
+                {
+                    // Even `.git` itself being a symlink is refused: the command could
+                    // re-point the name after launch.
+                    return Err(ResolveError::ReadOnlyCrossesSymlink {
+                        path: remapped,
+                        symlink: link,
+                    });
+                }
+                let target = canonical(&remapped).unwrap_or(remapped);
+                if target.starts_with(&root) || in_writable(&target) {
+                    mount.read_only.push(target);
+                }
+                continue;
+            }
+            let is_protected_name = remapped.parent() == Some(root.as_path())
+                && remapped
+                    .file_name()
+                    .is_some_and(|n| PROTECTED_METADATA_NAMES.iter().any(|p| n == *p));
+            if is_protected_name {
+                mount.placeholders.push(remapped);
+            } else if let Some(missing) = first_missing(&root, &remapped) {
+                mount.missing_read_only.push(missing);
+            }
+        }
+        let deeper: Vec<&PathBuf> = canonical_roots
+            .iter()
+            .filter(|r| **r != root && r.starts_with(&root))
+            .collect();
+        let scan = !is_temp_root(&root);
+        for git_dir in if scan {
+            nested_git_dirs(&root)
+        } else {
+            Vec::new()
+        } {
+            if deeper.iter().any(|r| git_dir.starts_with(r)) {
+                continue;
+            }
+            for inner in ["hooks", "config"] {
+                let path = git_dir.join(inner);
+                if std::fs::symlink_metadata(&path).is_ok() {
+                    mount.read_only.push(path);
+                }
+            }
+        }
+        writable.push(mount);
+    }
+
+    let mut deny = Vec::new();
+    let mut add_deny = |path: PathBuf| -> Result<(), ResolveError> {
+        match std::fs::symlink_metadata(&path) {
+            Ok(_) => {
+                // A symlinked ancestor inside a writable root could be re-pointed after
+                // launch; the path itself being a symlink is fine (its target is masked).
+                if let Some(link) = path.parent().and_then(first_symlink)
+                    && in_writable(link.parent().unwrap_or(Path::new("/")))
+                {
+                    return Err(ResolveError::DenyCrossesSymlink {
+                        path,
+                        symlink: link,
+                    });
+                }
+                let target = canonical(&path).unwrap_or(path);
+                let is_dir = target.is_dir();
+                deny.push(DenyMask {
+                    path: target,
+                    is_dir,
+                });
+            }
+            Err(_) => {
+                // A missing denied path inside a writable root must not be creatable.
+                if let Some(root) = canonical_roots.iter().find(|r| path.starts_with(r))
+                    && let Some(missing) = first_missing(root, &path)
+                {
+                    deny.push(DenyMask {
+                        path: missing,
+                        is_dir: false,
+                    });
+                }
+            }
+        }
+        Ok(())
+    };
+    for path in policy.get_unreadable_roots(&ctx) {
+        add_deny(path)?;
+    }
+    let globs = policy.get_unreadable_globs_with_cwd(cwd);
+    if !globs.is_empty() {
+        for path in expand_deny_globs(&globs, policy.glob_scan_max_depth)? {
+            add_deny(path)?;
+        }
+    }
+    Ok(MountInputs {
+        full_read,
+        readable_roots,
+        writable,
+        deny,
+    })
+}

@@ -1,0 +1,260 @@
+//! Which environment variables a sandboxed command receives: Codex's
+//! `[shell_environment_policy]` (keys `inherit`, `ignore_default_excludes`,
+//! `exclude`, `set`, `include_only`), with Airlock's stricter default excludes
+//! (issue 4: secrets are not inherited unless the user opts back in).
+//!
+//! Steps, in order: start from `inherit` (`all` — the default —, `core`, or `none`);
+//! unless `ignore_default_excludes = true`, drop names matching `*KEY*`, `*SECRET*`,
+//! `*TOKEN*`, `*PASSWORD*`, `*CREDENTIAL*`; drop names matching any `exclude` pattern;
+//! add every `set` pair; finally, if `include_only` is non-empty, keep only names
+//! matching one of its patterns. Patterns are shell-style wildcards (`*`, `?`,
+//! `[...]`) matched case-insensitively against the whole name.
+
+use std::collections::BTreeMap;
+use std::ffi::OsString;
+
+use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
+
+/// Variables kept by `inherit = "core"`.
+pub const CORE_VARIABLES: [&str; 9] = [
+    "HOME", "LOGNAME", "PATH", "SHELL", "USER", "USERNAME", "TMPDIR", "TEMP", "TMP",
+];
+
+/// Patterns dropped unless `ignore_default_excludes = true`.
+pub const DEFAULT_EXCLUDES: [&str; 5] =
+    ["*KEY*", "*SECRET*", "*TOKEN*", "*PASSWORD*", "*CREDENTIAL*"];
+
+/// What to start from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Inherit {
+    /// Every variable of the parent.
+    #[default]
+    All,
+    /// Only [`CORE_VARIABLES`].
+    Core,
+    /// Nothing.
+    None,
+}
+
+/// A parsed `[shell_environment_policy]`.
+#[derive(Debug, Clone, Default)]
+pub struct ShellEnvironmentPolicy {
+    /// Starting set.
+    pub inherit: Inherit,
+    /// Keep secrets-looking names.
+    pub ignore_default_excludes: bool,
+    /// Extra patterns to drop.
+    pub exclude: Vec<String>,
+    /// Variables to set.
+    pub set: BTreeMap<String, String>,
+    /// If non-empty, keep only names matching these.
+    pub include_only: Vec<String>,
+}
+
+/// A malformed `[shell_environment_policy]` table.
+#[derive(Debug, thiserror::Error)]
+pub enum EnvPolicyError {
+    /// A key has the wrong type or value.
+    #[error("invalid config key `shell_environment_policy.{key}`: {message}")]
+    Invalid {
+        /// The key below the table.
+        key: String,
+        /// What was expected.
+        message: String,
+    },
+}
+
+fn invalid(key: &str, message: impl Into<String>) -> EnvPolicyError {
+    EnvPolicyError::Invalid {
+        key: key.to_string(),
+        message: message.into(),
+    }
+}
+
+fn string_list(value: &toml::Value, key: &str) -> Result<Vec<String>, EnvPolicyError> {
+    let list = value
+        .as_array()
+        .ok_or_else(|| invalid(key, "expected a list of strings"))?;
+    list.iter()
+        .map(|item| {
+            item.as_str()
+                .map(str::to_string)
+                .ok_or_else(|| invalid(key, "expected a list of strings"))
+        })
+        .collect()
+}
+
+impl ShellEnvironmentPolicy {
+    /// Reads the `shell_environment_policy` table of a config (absent → defaults).
+    ///
+    /// # Errors
+    /// [`EnvPolicyError::Invalid`] naming the key and what it must be.
+    pub fn from_config(config: &toml::Table) -> Result<Self, EnvPolicyError> {
+        let mut policy = Self::default();
+        let Some(value) = config.get("shell_environment_policy") else {
+            return Ok(policy);
+        };
+        let table = value
+            .as_table()
+            .ok_or_else(|| invalid("", "expected a table"))?;
+        for (key, value) in table {
+            match key.as_str() {
+                "inherit" => {
+                    policy.inherit = match value.as_str() {
+                        Some("all") => Inherit::All,
+                        Some("core") => Inherit::Core,
+                        Some("none") => Inherit::None,
+                        _ => return Err(invalid(key, "expected \"all\", \"core\" or \"none\"")),
+                    }
+                }
+                "ignore_default_excludes" => {
+                    policy.ignore_default_excludes = value
+                        .as_bool()
+                        .ok_or_else(|| invalid(key, "expected true or false"))?;
+                }
+                "exclude" => policy.exclude = string_list(value, key)?,
+                "include_only" => policy.include_only = string_list(value, key)?,
+                "set" => {
+                    let set = value
+                        .as_table()
+                        .ok_or_else(|| invalid(key, "expected a table of strings"))?;
+                    for (name, v) in set {
+                        let text = v
+                            .as_str()
+                            .ok_or_else(|| invalid(&format!("set.{name}"), "expected a string"))?;
+                        policy.set.insert(name.clone(), text.to_string());
+                    }
+                }
+                // Codex knows a few more (e.g. `experimental_use_profile`); they do not
+                // change which variables a command sees here.
+                _ => {}
+            }
+        }
+        Ok(policy)
+    }
+
+    /// Applies the policy to `vars` (the parent environment).
+    ///
+    /// # Errors
+    /// [`EnvPolicyError::Invalid`] for an invalid wildcard pattern.
+    pub fn apply(
+        &self,
+        vars: impl IntoIterator<Item = (OsString, OsString)>,
+    ) -> Result<Vec<(OsString, OsString)>, EnvPolicyError> {
+        let default_excludes = if self.ignore_default_excludes {
+            GlobSet::empty()
+        } else {
+            patterns(&DEFAULT_EXCLUDES.map(String::from), "")?
+        };
+        let exclude = patterns(&self.exclude, "exclude")?;
+        let include_only = patterns(&self.include_only, "include_only")?;
+        let mut out: BTreeMap<OsString, OsString> = vars
+            .into_iter()
+            .filter(|(name, _)| match self.inherit {
+                Inherit::All => true,
+                Inherit::Core => CORE_VARIABLES.iter().any(|core| name == core),
+                Inherit::None => false,
+            })
+            .filter(|(name, _)| !default_excludes.is_match(name.to_string_lossy().as_ref()))
+            .filter(|(name, _)| !exclude.is_match(name.to_string_lossy().as_ref()))
+            .collect();
+        for (name, value) in &self.set {
+            out.insert(name.into(), value.into());
+        }
+        if !self.include_only.is_empty() {
+            out.retain(|name, _| include_only.is_match(name.to_string_lossy().as_ref()));
+        }
+        Ok(out.into_iter().collect())
+    }
+}
+
+fn patterns(list: &[String], key: &str) -> Result<GlobSet, EnvPolicyError> {
+    let mut set = GlobSetBuilder::new();
+    for pattern in list {
+        let glob = GlobBuilder::new(pattern)
+            .case_insensitive(true)
+            .build()
+            .map_err(|e| invalid(key, format!("pattern `{pattern}` is invalid: {}", e.kind())))?;
+        set.add(glob);
+    }
+    set.build().map_err(|e| invalid(key, e.to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn vars(list: &[(&str, &str)]) -> Vec<(OsString, OsString)> {
+        list.iter()
+            .map(|(k, v)| (OsString::from(k), OsString::from(v)))
+            .collect()
+    }
+
+    fn names(out: &[(OsString, OsString)]) -> Vec<String> {
+        out.iter()
+            .map(|(k, _)| k.to_string_lossy().into_owned())
+            .collect()
+    }
+
+    fn policy(toml_text: &str) -> ShellEnvironmentPolicy {
+        ShellEnvironmentPolicy::from_config(&toml_text.parse::<toml::Table>().unwrap()).unwrap()
+    }
+
+    const PARENT: &[(&str, &str)] = &[
+        ("PATH", "/bin"),
+        ("HOME", "/root"),
+        ("OPENAI_API_KEY", "sk"),
+        ("github_token", "t"),
+        ("DB_PASSWORD", "p"),
+        ("AWS_SECRET_ACCESS_KEY", "s"),
+        ("GOOGLE_APPLICATION_CREDENTIALS", "c"),
+        ("LANG", "C.UTF-8"),
+    ];
+
+    #[test]
+    fn default_drops_secret_looking_names_case_insensitively() {
+        let out = policy("").apply(vars(PARENT)).unwrap();
+        assert_eq!(names(&out), ["HOME", "LANG", "PATH"]);
+    }
+
+    #[test]
+    fn codex_keys_in_order() {
+        let p = policy(
+            r#"[shell_environment_policy]
+inherit = "core"
+ignore_default_excludes = true
+exclude = ["HO*"]
+set = { CI = "1", OPENAI_API_KEY = "x" }
+include_only = ["PATH", "CI", "*_KEY"]"#,
+        );
+        let out = p.apply(vars(PARENT)).unwrap();
+        assert_eq!(names(&out), ["CI", "OPENAI_API_KEY", "PATH"]);
+        assert_eq!(
+            policy("[shell_environment_policy]\ninherit = \"none\"")
+                .apply(vars(PARENT))
+                .unwrap(),
+            vec![]
+        );
+    }
+
+    #[test]
+    fn bad_values_name_the_key() {
+        let table: toml::Table = "[shell_environment_policy]\ninherit = \"some\""
+            .parse()
+            .unwrap();
+        let err = ShellEnvironmentPolicy::from_config(&table).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "invalid config key `shell_environment_policy.inherit`: expected \"all\", \"core\" or \"none\""
+        );
+        let table: toml::Table = "[shell_environment_policy]\nexclude = \"X\""
+            .parse()
+            .unwrap();
+        assert!(
+            ShellEnvironmentPolicy::from_config(&table)
+                .unwrap_err()
+                .to_string()
+                .contains("exclude")
+        );
+    }
+}

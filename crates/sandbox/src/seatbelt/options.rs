@@ -1,0 +1,79 @@
+//! Inputs of the Seatbelt generator besides the profile: the environment the entries resolve
+//! against and the managed-network settings (reference `seatbelt.md` §1 and §5).
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use super::host::host_darwin_user_cache_dir;
+
+/// Everything the generator needs beyond the command, the policies and the cwd. Explicit so
+/// the output is a pure function of its inputs (golden-testable on any host);
+/// [`SeatbeltOptions::from_host`] fills it from the running process.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SeatbeltOptions {
+    /// `$TMPDIR`, which `:tmpdir` entries resolve to (`None`: they resolve to nothing).
+    pub tmpdir: Option<PathBuf>,
+    /// The per-user cache directory (`confstr(_CS_DARWIN_USER_CACHE_DIR)`), writable whenever
+    /// network rules are emitted (trust and DNS caches live there). `None`: the rule and its
+    /// `-DDARWIN_USER_CACHE_DIR` parameter are left out.
+    pub darwin_user_cache_dir: Option<PathBuf>,
+    /// Managed network requirements are enforced: the network may only go through the proxy,
+    /// and without a usable loopback proxy it is closed (reference §5).
+    pub enforce_managed_network: bool,
+    /// The managed network proxy of this session, when one runs.
+    pub managed_proxy: Option<ManagedProxy>,
+}
+
+impl SeatbeltOptions {
+    /// Options from this process: `$TMPDIR` (unset, empty or relative → none) and, on macOS,
+    /// the user cache directory; no managed network.
+    #[must_use]
+    pub fn from_host() -> Self {
+        let tmpdir = std::env::var_os("TMPDIR")
+            .map(PathBuf::from)
+            .filter(|dir| dir.is_absolute());
+        Self {
+            tmpdir,
+            darwin_user_cache_dir: host_darwin_user_cache_dir(),
+            ..Self::default()
+        }
+    }
+}
+
+/// A managed network proxy the sandboxed command must use (reference §5).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ManagedProxy {
+    /// The proxy variables the command will see (`HTTP_PROXY`, `https_proxy`, `ALL_PROXY`, …;
+    /// other names are ignored). Loopback endpoints among them become the only allowed
+    /// outbound ports.
+    pub env: BTreeMap<String, String>,
+    /// Local servers may bind any port and talk to `localhost`.
+    pub allow_local_binding: bool,
+    /// Which unix sockets the command may bind and connect to.
+    pub unix_sockets: UnixSocketAccess,
+}
+
+/// Unix-domain socket access granted by the network configuration (reference §5).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum UnixSocketAccess {
+    /// None beyond what the rest of the policy allows.
+    #[default]
+    None,
+    /// Any unix socket.
+    AllowAll,
+    /// Sockets under these absolute paths (relative paths are ignored: they cannot be
+    /// confined); each becomes a `UNIX_SOCKET_PATH_<n>` parameter.
+    Paths(Vec<PathBuf>),
+}
+
+impl UnixSocketAccess {
+    /// Whether any socket access is granted.
+    #[must_use]
+    pub fn is_granted(&self) -> bool {
+        match self {
+            Self::None => false,
+            Self::AllowAll => true,
+            Self::Paths(paths) => paths.iter().any(|path| path.is_absolute()),
+        }
+    }
+}
