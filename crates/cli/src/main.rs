@@ -3,6 +3,7 @@
 //! arguments and dispatches, so start-up does no work before clap has run.
 
 mod execpolicy_cmd;
+mod instructions_cmd;
 mod permissions_cmd;
 mod sandbox_cmd;
 
@@ -24,6 +25,8 @@ enum Command {
     Execpolicy(execpolicy_cmd::ExecpolicyArgs),
     /// Permission profiles: show the compiled, materialised profile.
     Permissions(permissions_cmd::PermissionsArgs),
+    /// The `<permissions instructions>` text for the model, or its update after a snapshot.
+    Instructions(instructions_cmd::InstructionsArgs),
     /// Run a command under a permission profile's sandbox and exit with its status.
     Sandbox(sandbox_cmd::SandboxArgs),
 }
@@ -41,6 +44,7 @@ fn main() -> ExitCode {
     match cli.command {
         Command::Execpolicy(args) => execpolicy_cmd::run(args),
         Command::Permissions(args) => permissions_cmd::run(args),
+        Command::Instructions(args) => instructions_cmd::run(args),
         Command::Sandbox(args) => sandbox_cmd::run(args),
     }
 }

@@ -41,15 +41,19 @@ impl WritableRootsSection {
             })
             .map(|name| (*name).to_owned())
             .collect();
+        // A path already covered by the summary (a protected name directly under *some* root,
+        // possibly listed again under an enclosing root such as `/tmp`) is not repeated.
+        let summarised = |path: &PathBuf| {
+            roots.iter().any(|root| {
+                protected_names
+                    .iter()
+                    .any(|name| *path == root.root.join(name))
+            })
+        };
         let mut read_only_paths: Vec<PathBuf> = roots
             .iter()
-            .flat_map(|root| {
-                root.read_only_subpaths.iter().filter(|path| {
-                    !protected_names
-                        .iter()
-                        .any(|name| **path == root.root.join(name))
-                })
-            })
+            .flat_map(|root| root.read_only_subpaths.iter())
+            .filter(|path| !summarised(path))
             .cloned()
             .collect();
         read_only_paths.sort();

@@ -1,0 +1,271 @@
+//! `airlock instructions`: the `<permissions instructions>` text the model would be given (spec 10
+//! §CLI, spec 08), for the configured (or `-P`) profile in a directory, the approval policy,
+//! reviewer, features and exec-policy rules.
+//!
+//! Output: the text; with `--json`, `{"text": ..., "snapshot": ...}` on one line. With
+//! `--diff PREV.json` (a snapshot, or a previous `--json` output): only what would be sent given
+//! that previous snapshot — the full text, the `Approved command prefix saved:` update, or nothing;
+//! with `--json`, `{"update": "full"|"prefixes_saved"|"none", "text": ..., "snapshot": ...}`.
+//!
+//! Exit codes: 0 printed, 1 config / rules / snapshot could not be used, 2 usage error.
+
+use std::io::Write as _;
+use std::path::Path;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use airlock_execpolicy::PolicyParser;
+use airlock_execpolicy::default_policy_files;
+use airlock_instructions::ApprovalPromptContext;
+use airlock_instructions::PermissionsInstructions;
+use airlock_instructions::PermissionsSnapshot;
+use airlock_instructions::PermissionsState;
+use airlock_instructions::PreviousSectionState;
+use airlock_permissions::AirlockConfig;
+use airlock_permissions::ConfigEnv;
+use airlock_permissions::load_config;
+use airlock_permissions::normalize_lexically;
+use airlock_permissions::select_permission_profile;
+use airlock_protocol::ApprovalsReviewer;
+use airlock_protocol::AskForApproval;
+use anyhow::Context;
+use clap::{Args, ValueEnum};
+use serde::Serialize;
+
+/// Arguments of `airlock instructions`.
+#[derive(Debug, Args)]
+pub struct InstructionsArgs {
+    /// Approval policy (default: `approval_policy` from the config, else `on-request`). A
+    /// granular policy can be given with `-c 'approval_policy={granular={...}}'`.
+    #[arg(short = 'a', long = "ask-for-approval", value_name = "POLICY")]
+    approval: Option<PolicyArg>,
+
+    /// Profile id instead of the configured one (`:read-only`, `:workspace`,
+    /// `:danger-full-access`, `:external-sandbox`, or a `[permissions.<id>]` table).
+    #[arg(short = 'P', long = "permission-profile", value_name = "ID")]
+    profile: Option<String>,
+
+    /// Working directory (the first workspace root); default: the current directory.
+    #[arg(short = 'C', long = "cd", value_name = "DIR")]
+    cd: Option<PathBuf>,
+
+    /// A `.rules` file (repeatable); replaces the configured rules files.
+    #[arg(short = 'r', long = "rules", value_name = "PATH")]
+    rules: Vec<PathBuf>,
+
+    /// Who answers approvals (default: `approvals_reviewer` from the config, else `user`).
+    #[arg(long, value_name = "R")]
+    reviewer: Option<ReviewerArg>,
+
+    /// Turn on a feature that changes the text (repeatable).
+    #[arg(long = "enable", value_name = "FEATURE")]
+    features: Vec<FeatureArg>,
+
+    /// Config override `dotted.key=value` (value parsed as TOML, else a string); repeatable.
+    #[arg(short = 'c', long = "config", value_name = "KEY=VALUE")]
+    overrides: Vec<String>,
+
+    /// Print only what would be sent after this previous snapshot (JSON file: a snapshot, or the
+    /// output of an earlier `--json` run).
+    #[arg(long, value_name = "PREV_SNAPSHOT.json")]
+    diff: Option<PathBuf>,
+
+    /// Print JSON instead of the text.
+    #[arg(long)]
+    json: bool,
+}
+
+/// `-a` values (spec 10 common options); `on-failure` is the legacy alias of `on-request`.
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum PolicyArg {
+    Untrusted,
+    OnRequest,
+    OnFailure,
+    Never,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum ReviewerArg {
+    User,
+    #[value(name = "auto_review")]
+    AutoReview,
+}
+
+/// Features that change the approval text (spec 08 §Sections item 2).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum FeatureArg {
+    /// Steer toward `with_additional_permissions` under `on-request`.
+    #[value(name = "exec_permission_approvals")]
+    ExecPermissionApprovals,
+    /// Describe the `request_permissions` tool.
+    #[value(name = "request_permissions_tool")]
+    RequestPermissionsTool,
+}
+
+#[derive(Serialize)]
+struct TextJson<'a> {
+    text: &'a str,
+    snapshot: &'a PermissionsSnapshot,
+}
+
+#[derive(Serialize)]
+struct DiffJson<'a> {
+    update: &'a str,
+    text: &'a str,
+    snapshot: &'a PermissionsSnapshot,
+}
+
+/// Runs `airlock instructions`.
+pub fn run(args: InstructionsArgs) -> ExitCode {
+    match run_instructions(&args) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => crate::report_error(&error),
+    }
+}
+
+fn run_instructions(args: &InstructionsArgs) -> anyhow::Result<()> {
+    let cwd = working_directory(args.cd.as_deref())?;
+    let env = ConfigEnv::from_process();
+    let config = load_config(&env, &args.overrides)?;
+    let selected = select_permission_profile(&config, args.profile.as_deref(), &cwd)?;
+    let mut stderr = std::io::stderr().lock();
+    for warning in &selected.warnings {
+        // A closed stderr must not turn a successful run into a failure.
+        let _ = writeln!(stderr, "warning: {warning}");
+    }
+    let approval_policy = match args.approval {
+        Some(PolicyArg::Untrusted) => AskForApproval::UnlessTrusted,
+        Some(PolicyArg::OnRequest | PolicyArg::OnFailure) => AskForApproval::OnRequest,
+        Some(PolicyArg::Never) => AskForApproval::Never,
+        None => config.approval_policy()?,
+    };
+    let reviewer = match args.reviewer {
+        Some(ReviewerArg::User) => ApprovalsReviewer::User,
+        Some(ReviewerArg::AutoReview) => ApprovalsReviewer::AutoReview,
+        None => configured_reviewer(&config)?,
+    };
+    let policy = load_rules(args, &config, &env, &cwd)?;
+    let instructions = PermissionsInstructions::from_permission_profile(
+        &selected.materialized(),
+        approval_policy,
+        ApprovalPromptContext::new(reviewer, None),
+        &policy,
+        &cwd,
+        args.features.contains(&FeatureArg::ExecPermissionApprovals),
+        args.features.contains(&FeatureArg::RequestPermissionsTool),
+    );
+    let state = PermissionsState::new(instructions);
+    let output = match &args.diff {
+        None => {
+            let text = state.instructions().render();
+            if args.json {
+                serde_json::to_string(&TextJson {
+                    text: &text,
+                    snapshot: state.snapshot(),
+                })?
+            } else {
+                text
+            }
+        }
+        Some(path) => {
+            let previous = read_snapshot(path)?;
+            let update = state.render_diff(PreviousSectionState::Known(&previous));
+            let text = update
+                .as_ref()
+                .map(|update| update.render())
+                .unwrap_or_default();
+            if args.json {
+                serde_json::to_string(&DiffJson {
+                    update: update.as_ref().map_or("none", |update| update.kind()),
+                    text: &text,
+                    snapshot: state.snapshot(),
+                })?
+            } else {
+                text
+            }
+        }
+    };
+    let mut stdout = std::io::stdout().lock();
+    if !output.is_empty() {
+        writeln!(stdout, "{output}").context("cannot write to stdout")?;
+    }
+    stdout.flush().context("cannot write to stdout")
+}
+
+/// `-C DIR` (or the current directory), absolute, normalised, and existing.
+fn working_directory(cd: Option<&Path>) -> anyhow::Result<PathBuf> {
+    let current = std::env::current_dir().context("cannot read the current directory")?;
+    let cwd = match cd {
+        Some(dir) => normalize_lexically(&current.join(dir)),
+        None => current,
+    };
+    anyhow::ensure!(
+        cwd.is_dir(),
+        "working directory {} does not exist or is not a directory; pass an existing -C DIR",
+        cwd.display()
+    );
+    Ok(cwd)
+}
+
+/// `approvals_reviewer` from the config (`user` when absent).
+fn configured_reviewer(config: &AirlockConfig) -> anyhow::Result<ApprovalsReviewer> {
+    let Some(value) = config.table.get("approvals_reviewer") else {
+        return Ok(ApprovalsReviewer::default());
+    };
+    value.clone().try_into().map_err(|_| {
+        anyhow::anyhow!(
+            "{}: approvals_reviewer = {value} is not valid; use \"user\" or \"auto_review\"",
+            config.origin
+        )
+    })
+}
+
+/// `-r` files, or the rules files in use: `$AIRLOCK_HOME/rules/*.rules`, then the trusted
+/// project's `.airlock/rules/*.rules` (spec 02 §Policy files in use).
+fn load_rules(
+    args: &InstructionsArgs,
+    config: &AirlockConfig,
+    env: &ConfigEnv,
+    cwd: &Path,
+) -> anyhow::Result<airlock_execpolicy::Policy> {
+    let files = if args.rules.is_empty() {
+        let project = trusted_project(config, cwd);
+        default_policy_files(&env.airlock_home, project.as_deref())
+            .context("cannot list the rules files")?
+    } else {
+        args.rules.clone()
+    };
+    let mut parser = PolicyParser::new();
+    for file in &files {
+        parser.load_file(file)?;
+    }
+    Ok(parser.build())
+}
+
+/// The nearest ancestor of `cwd` (itself included) with `trust_level = "trusted"` under
+/// `[projects."<abs path>"]` (spec 10 §Configuration).
+fn trusted_project(config: &AirlockConfig, cwd: &Path) -> Option<PathBuf> {
+    let projects = config.table.get("projects")?.as_table()?;
+    cwd.ancestors()
+        .find(|dir| {
+            projects
+                .get(dir.to_string_lossy().as_ref())
+                .and_then(|project| project.get("trust_level"))
+                .and_then(|level| level.as_str())
+                == Some("trusted")
+        })
+        .map(Path::to_path_buf)
+}
+
+/// The previous snapshot: the file's JSON, or its `snapshot` field when it is an earlier
+/// `--json` output.
+fn read_snapshot(path: &Path) -> anyhow::Result<PermissionsSnapshot> {
+    let text = std::fs::read_to_string(path)
+        .with_context(|| format!("cannot read the previous snapshot {}", path.display()))?;
+    let mut value: serde_json::Value =
+        serde_json::from_str(&text).with_context(|| format!("{} is not JSON", path.display()))?;
+    if let Some(snapshot) = value.get_mut("snapshot") {
+        value = snapshot.take();
+    }
+    PermissionsSnapshot::from_value(value).with_context(|| format!("in {}", path.display()))
+}
