@@ -39,5 +39,12 @@ ensure_rust() {
 ensure_build_deps() {
   ensure_apt gcc build-essential
   ensure_apt python3 python3
+  ensure_apt git git
   ensure_rust
+}
+
+# What the Linux sandbox and its tests need at run time.
+ensure_sandbox_deps() {
+  ensure_apt bwrap bubblewrap
+  ensure_apt script util-linux
 }

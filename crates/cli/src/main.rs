@@ -2,6 +2,7 @@
 //! is confined. Each subcommand lives in its own module; `main` only parses
 //! arguments and dispatches, so start-up does no work before clap has run.
 
+mod doctor_cmd;
 mod execpolicy_cmd;
 mod instructions_cmd;
 mod permissions_cmd;
@@ -29,6 +30,8 @@ enum Command {
     Instructions(instructions_cmd::InstructionsArgs),
     /// Run a command under a permission profile's sandbox and exit with its status.
     Sandbox(sandbox_cmd::SandboxArgs),
+    /// Check that this host can enforce the sandbox; prints the fix for each failure.
+    Doctor(doctor_cmd::DoctorArgs),
 }
 
 fn main() -> ExitCode {
@@ -46,6 +49,7 @@ fn main() -> ExitCode {
         Command::Permissions(args) => permissions_cmd::run(args),
         Command::Instructions(args) => instructions_cmd::run(args),
         Command::Sandbox(args) => sandbox_cmd::run(args),
+        Command::Doctor(args) => doctor_cmd::run(args),
     }
 }
 

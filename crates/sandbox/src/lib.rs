@@ -13,12 +13,26 @@
 
 mod denial;
 mod env_policy;
+mod manager;
 mod sandbox_type;
+mod seatbelt;
+mod windows;
 
 pub use denial::{ExecOutput, is_likely_sandbox_denied};
 pub use env_policy::{
     CORE_VARIABLES, DEFAULT_EXCLUDES, EnvPolicyError, Inherit, ShellEnvironmentPolicy,
 };
+pub use manager::{
+    SandboxExecRequest, SandboxManager, SandboxTransformError, SandboxTransformRequest,
+};
 pub use sandbox_type::{
     SandboxType, SandboxablePreference, get_platform_sandbox, platform_sandbox_for,
+};
+pub use seatbelt::{
+    ManagedProxy, SANDBOX_EXEC_PATH, SeatbeltCommand, SeatbeltError, SeatbeltOptions,
+    UnixSocketAccess, create_seatbelt_command_args, seatbelt_env,
+};
+pub use windows::{
+    WindowsSandboxError, WindowsSandboxLevel, create_windows_sandbox_command,
+    create_windows_sandbox_command_for,
 };

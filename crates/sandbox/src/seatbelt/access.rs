@@ -9,7 +9,8 @@ use super::roots::AccessScope;
 /// One `(allow <action> …)` rule over `roots`, each root bound to `<PREFIX>_<i>` and each of
 /// its exclusions to `<PREFIX>_<i>_EXCLUDED_<j>` (reference §3). An excluded path is refused
 /// both as a literal and as a subtree, so the protected name itself cannot be created. One
-/// component per line. Empty when there are no roots.
+/// component (and one `require-not`) per line; the reference joins them with spaces, which
+/// SBPL reads the same. Empty when there are no roots.
 pub(crate) fn access_rule(
     action: &str,
     prefix: &str,
@@ -34,7 +35,7 @@ pub(crate) fn access_rule(
             parts.push(format!("(require-not (literal {param}))"));
             parts.push(format!("(require-not (subpath {param}))"));
         }
-        components.push(format!("(require-all {})", parts.join(" ")));
+        components.push(format!("(require-all\n    {})", parts.join("\n    ")));
     }
     Ok(format!("(allow {action}\n  {}\n)", components.join("\n  ")))
 }

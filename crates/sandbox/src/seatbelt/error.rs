@@ -21,6 +21,13 @@ pub enum SeatbeltError {
         /// The cwd as given.
         path: PathBuf,
     },
+    /// A deny glob the in-process matcher rejects; enforcing a different reading of it here
+    /// could leave matching files readable.
+    #[error("cannot build a Seatbelt policy: {message}")]
+    InvalidGlob {
+        /// The permissions crate's description of the bad glob.
+        message: String,
+    },
     /// A path the policy needs is not UTF-8; `sandbox-exec -D` parameters are text, and a lossy
     /// conversion would confine a different path than the profile names.
     #[error(

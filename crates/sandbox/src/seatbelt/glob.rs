@@ -188,7 +188,10 @@ mod tests {
 
     #[test]
     fn double_star_slash_spans_zero_or_more_directories() {
-        assert_eq!(glob_to_regex("/ws/**/*.pem"), r"^/ws/(.*/)?[^/]*\.pem(/.*)?$");
+        assert_eq!(
+            glob_to_regex("/ws/**/*.pem"),
+            r"^/ws/(.*/)?[^/]*\.pem(/.*)?$"
+        );
     }
 
     #[test]
@@ -218,7 +221,10 @@ mod tests {
 
     #[test]
     fn braces_become_alternatives() {
-        assert_eq!(glob_to_regex("/ws/*.{pem,key}"), r"^/ws/[^/]*\.(pem|key)(/.*)?$");
+        assert_eq!(
+            glob_to_regex("/ws/*.{pem,key}"),
+            r"^/ws/[^/]*\.(pem|key)(/.*)?$"
+        );
         assert_eq!(glob_to_regex("/ws/a,b"), r"^/ws/a,b(/.*)?$");
     }
 
@@ -229,7 +235,10 @@ mod tests {
 
     #[test]
     fn plain_paths_cover_the_path_and_its_subtree() {
-        assert_eq!(glob_to_regex("/ws/my.secret+1"), r"^/ws/my\.secret\+1(/.*)?$");
+        assert_eq!(
+            glob_to_regex("/ws/my.secret+1"),
+            r"^/ws/my\.secret\+1(/.*)?$"
+        );
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! Which roots a Seatbelt policy opens for reading and for writing, and what it carves out of
 //! each (reference `seatbelt.md` §2.2–2.3).
 
+use std::path::Path;
 use std::path::PathBuf;
 
 use airlock_permissions::FileSystemPolicyQueries;
@@ -10,8 +11,6 @@ use airlock_protocol::FileSystemSandboxPolicy;
 
 use super::paths::canonicalize_for_seatbelt;
 use super::paths::exclusion_spellings;
-use super::resolve::readable_entry_paths;
-use super::resolve::root_is_readable;
 
 /// One root of an access rule: everything under `root` except the `excluded` subtrees.
 /// All paths are canonical spellings (see [`canonicalize_for_seatbelt`]).
@@ -33,25 +32,45 @@ pub(crate) enum AccessScope {
 /// Reads (reference §2.2): everything when the root is readable and nothing is denied by path;
 /// `/` minus the deny roots when the root is readable and some are denied (plus readable
 /// entries nested inside a deny root, which the most specific entry makes readable again);
-/// otherwise each readable entry minus the deny roots beneath it. Deny globs are handled by the
-/// glob section.
+/// otherwise each readable entry minus the deny roots beneath it. A readable entry already
+/// covered by another one, with no deny root in between, is left out. Deny globs are handled by
+/// the glob section.
 pub(crate) fn read_scope(policy: &FileSystemSandboxPolicy, ctx: &ResolveContext) -> AccessScope {
     if policy.kind != FileSystemSandboxKind::Restricted {
         return AccessScope::Everything;
     }
     let denied = policy.get_unreadable_roots(ctx);
-    let readable = readable_entry_paths(policy, ctx);
-    if !root_is_readable(policy, ctx) {
-        return AccessScope::Roots(with_exclusions(readable, &denied));
+    let mut readable = policy.get_readable_roots(ctx);
+    if root_is_readable(policy, ctx) {
+        if denied.is_empty() {
+            return AccessScope::Everything;
+        }
+        readable.retain(|path| path.parent().is_some());
+        readable.insert(0, PathBuf::from("/"));
     }
-    if denied.is_empty() {
-        return AccessScope::Everything;
-    }
-    let reopened = readable
-        .into_iter()
-        .filter(|path| denied.iter().any(|deny| is_strictly_under(path, deny)));
-    let roots = std::iter::once(PathBuf::from("/")).chain(reopened).collect();
-    AccessScope::Roots(with_exclusions(roots, &denied))
+    AccessScope::Roots(with_exclusions(prune_covered(readable, &denied), &denied))
+}
+
+/// Whether the filesystem root itself is readable under the policy.
+pub(crate) fn root_is_readable(policy: &FileSystemSandboxPolicy, ctx: &ResolveContext) -> bool {
+    policy.resolve_access(Path::new("/"), ctx).can_read()
+}
+
+/// `roots` without those inside another root with no deny root between the two.
+fn prune_covered(roots: Vec<PathBuf>, denied: &[PathBuf]) -> Vec<PathBuf> {
+    let covered = |path: &PathBuf| {
+        roots.iter().any(|outer| {
+            is_strictly_under(path, outer)
+                && !denied
+                    .iter()
+                    .any(|deny| is_strictly_under(deny, outer) && path.starts_with(deny))
+        })
+    };
+    roots
+        .iter()
+        .filter(|path| !covered(path))
+        .cloned()
+        .collect()
 }
 
 /// Writes (reference §2.3): everything for unrestricted policies and full-disk write without
@@ -99,6 +118,6 @@ fn with_exclusions(roots: Vec<PathBuf>, protected: &[PathBuf]) -> Vec<AccessRoot
     out
 }
 
-fn is_strictly_under(path: &std::path::Path, ancestor: &std::path::Path) -> bool {
+fn is_strictly_under(path: &Path, ancestor: &Path) -> bool {
     path != ancestor && path.starts_with(ancestor)
 }

@@ -1,0 +1,192 @@
+//! `airlock doctor`: can this host enforce the sandbox? One line per check, with the
+//! fix for each failure (issue 4 item 7). Every check that matters is a real trial
+//! run, not a guess from version numbers. Exit 0 only if the default profile
+//! (`:workspace`) can be enforced.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode, Stdio};
+
+use clap::Args;
+use serde::Serialize;
+
+/// Arguments of `airlock doctor`.
+#[derive(Debug, Args)]
+pub struct DoctorArgs {
+    /// Print the checks as JSON (`[{"check":..,"ok":..,"detail":..,"fix":..}]`).
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Debug, Serialize)]
+struct Check {
+    check: &'static str,
+    ok: bool,
+    detail: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    fix: Option<String>,
+}
+
+fn check(check: &'static str, ok: bool, detail: impl Into<String>, fix: Option<&str>) -> Check {
+    Check {
+        check,
+        ok,
+        detail: detail.into(),
+        fix: if ok { None } else { fix.map(str::to_string) },
+    }
+}
+
+fn run_quiet(program: &Path, args: &[&str]) -> Result<String, String> {
+    let out = Command::new(program)
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|e| e.to_string())?;
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    if out.status.success() {
+        Ok(text.trim().to_string())
+    } else {
+        Err(text.trim().lines().last().unwrap_or("failed").to_string())
+    }
+}
+
+fn read_trimmed(path: &str) -> Option<String> {
+    std::fs::read_to_string(path)
+        .ok()
+        .map(|s| s.trim().to_string())
+}
+
+fn checks() -> Vec<Check> {
+    let mut out = Vec::new();
+    let bwrap = airlock_linux_sandbox::bwrap_path::find_bwrap();
+    match &bwrap {
+        Ok(path) => {
+            let version = run_quiet(path, &["--version"]).unwrap_or_else(|e| e);
+            out.push(check(
+                "bubblewrap",
+                true,
+                format!("{} ({version})", path.display()),
+                None,
+            ));
+        }
+        Err(e) => out.push(check(
+            "bubblewrap",
+            false,
+            e.to_string(),
+            Some("apt-get install bubblewrap"),
+        )),
+    }
+    let max_userns =
+        read_trimmed("/proc/sys/user/max_user_namespaces").unwrap_or_else(|| "unknown".into());
+    out.push(check(
+        "user namespaces allowed",
+        max_userns != "0",
+        format!("user.max_user_namespaces = {max_userns}"),
+        Some("sysctl -w user.max_user_namespaces=15000"),
+    ));
+    if let Some(value) = read_trimmed("/proc/sys/kernel/apparmor_restrict_unprivileged_userns") {
+        out.push(check(
+            "AppArmor user-namespace restriction",
+            value == "0" || is_root(),
+            format!("kernel.apparmor_restrict_unprivileged_userns = {value}"),
+            Some("sysctl -w kernel.apparmor_restrict_unprivileged_userns=0 (or install an AppArmor profile that allows bwrap to create user namespaces)"),
+        ));
+    }
+    let seccomp =
+        std::fs::read_to_string("/proc/self/status").is_ok_and(|s| s.contains("\nSeccomp:"));
+    out.push(check(
+        "seccomp",
+        seccomp,
+        if seccomp {
+            "supported"
+        } else {
+            "kernel lacks CONFIG_SECCOMP_FILTER"
+        },
+        Some("use a kernel built with CONFIG_SECCOMP_FILTER=y"),
+    ));
+    let lsm = read_trimmed("/sys/kernel/security/lsm").unwrap_or_default();
+    out.push(check(
+        "Landlock (legacy mode only)",
+        lsm.split(',').any(|m| m == "landlock"),
+        format!("active LSMs: {}", if lsm.is_empty() { "unknown" } else { &lsm }),
+        Some("add `landlock` to the kernel's lsm= boot parameter (only needed for --use-legacy-landlock)"),
+    ));
+    if let Ok(path) = &bwrap {
+        let proc_trial = run_quiet(
+            path,
+            &[
+                "--unshare-user",
+                "--unshare-pid",
+                "--ro-bind",
+                "/",
+                "/",
+                "--proc",
+                "/proc",
+                "--",
+                "true",
+            ],
+        );
+        out.push(check(
+            "fresh /proc in a pid namespace",
+            proc_trial.is_ok(),
+            proc_trial.clone().map(|_| "mounts".to_string()).unwrap_or_else(|e| e),
+            Some("the kernel refuses to mount /proc in a new pid namespace (nested container?); run on the host or give the container its own /proc"),
+        ));
+    }
+    let exe = std::env::current_exe().unwrap_or_else(|_| PathBuf::from("airlock"));
+    let tmp = std::env::temp_dir();
+    let tmp = tmp.to_string_lossy();
+    let trial = run_quiet(
+        &exe,
+        &["sandbox", "-P", ":workspace", "-C", &tmp, "--", "true"],
+    );
+    out.push(check(
+        "default profile (:workspace) enforced",
+        trial.is_ok(),
+        trial
+            .map(|_| "`airlock sandbox -P :workspace -- true` ran confined".to_string())
+            .unwrap_or_else(|e| e),
+        Some("fix the failed checks above"),
+    ));
+    out
+}
+
+fn is_root() -> bool {
+    std::fs::metadata("/proc/self").is_ok_and(|m| std::os::unix::fs::MetadataExt::uid(&m) == 0)
+}
+
+/// Runs `airlock doctor`.
+pub fn run(args: DoctorArgs) -> ExitCode {
+    let results = checks();
+    let enforceable = results.last().is_some_and(|c| c.ok);
+    let mut stdout = std::io::stdout().lock();
+    if args.json {
+        let _ = writeln!(
+            stdout,
+            "{}",
+            serde_json::to_string(&results).unwrap_or_default()
+        );
+    } else {
+        for c in &results {
+            let _ = writeln!(
+                stdout,
+                "{} {}: {}",
+                if c.ok { "ok  " } else { "FAIL" },
+                c.check,
+                c.detail
+            );
+            if let Some(fix) = &c.fix {
+                let _ = writeln!(stdout, "     fix: {fix}");
+            }
+        }
+    }
+    if enforceable {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    }
+}
