@@ -80,6 +80,7 @@ impl ApprovalSection {
                     parts.push(ApprovalPart::RequestPermissionsTool {
                         usable: false,
                         reviewer,
+                        sandboxed,
                     });
                 }
             }
@@ -95,7 +96,7 @@ impl ApprovalSection {
                 );
                 parts.push(ApprovalPart::CommandSegmentation { sandboxed });
                 push_escalation(&mut parts, projection, reviewer, reasons, false);
-                push_tool(&mut parts, features, true, reviewer);
+                push_tool(&mut parts, features, true, reviewer, sandboxed);
             }
             AskForApproval::OnRequest => {
                 let auto_text = match reviewer {
@@ -121,7 +122,7 @@ impl ApprovalSection {
                     reasons,
                     features.exec_permission_approvals,
                 );
-                push_tool(&mut parts, features, true, reviewer);
+                push_tool(&mut parts, features, true, reviewer, sandboxed);
             }
             AskForApproval::Granular(config) => {
                 push_intro(
@@ -149,7 +150,13 @@ impl ApprovalSection {
                 } else {
                     parts.push(ApprovalPart::NothingToEscalate);
                 }
-                push_tool(&mut parts, features, config.request_permissions, reviewer);
+                push_tool(
+                    &mut parts,
+                    features,
+                    config.request_permissions,
+                    reviewer,
+                    sandboxed,
+                );
             }
         }
         if reviewer == ApprovalsReviewer::AutoReview
@@ -241,9 +248,14 @@ fn push_tool(
     features: ApprovalFeatures,
     usable: bool,
     reviewer: ApprovalsReviewer,
+    sandboxed: bool,
 ) {
     if features.request_permissions_tool {
-        parts.push(ApprovalPart::RequestPermissionsTool { usable, reviewer });
+        parts.push(ApprovalPart::RequestPermissionsTool {
+            usable,
+            reviewer,
+            sandboxed,
+        });
     }
 }
 

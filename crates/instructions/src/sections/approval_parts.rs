@@ -136,6 +136,8 @@ pub enum ApprovalPart {
         usable: bool,
         /// Who answers.
         reviewer: ApprovalsReviewer,
+        /// Commands run inside a filesystem sandbox.
+        sandboxed: bool,
     },
     /// The automatic reviewer answers.
     AutoReview,
@@ -191,9 +193,11 @@ impl ApprovalPart {
             Self::PrefixRuleGuide => PREFIX_RULE_GUIDE.to_owned(),
             Self::NothingToEscalate => NOTHING_TO_ESCALATE.to_owned(),
             Self::EscalationSwitchedOff => ESCALATION_SWITCHED_OFF.to_owned(),
-            Self::RequestPermissionsTool { usable, reviewer } => {
-                request_permissions_tool(*usable, *reviewer)
-            }
+            Self::RequestPermissionsTool {
+                usable,
+                reviewer,
+                sandboxed,
+            } => request_permissions_tool(*usable, *reviewer, *sandboxed),
             Self::AutoReview => AUTO_REVIEW.to_owned(),
             Self::ApprovedPrefixes {
                 list,
@@ -384,9 +388,9 @@ fn escalation_guide(
     let mut blocked = Vec::new();
     if reasons.filesystem {
         blocked.push(if reasons.read_only {
-            "a write"
+            "a failed write"
         } else {
-            "a write outside the writable roots"
+            "a failed write outside the writable roots"
         });
     }
     if reasons.network {
@@ -394,7 +398,7 @@ fn escalation_guide(
     }
     blocked.push("a permission error");
     text.push_str(&format!(
-        "\n- If a command failed because the sandbox blocked it ({}), run it again right away \
+        "\n- If a command failed because the sandbox blocked it (for example {}), run it again right away \
          with `\"require_escalated\"`; do not ask in the chat first.",
         join_or(&blocked)
     ));
@@ -442,20 +446,26 @@ so there is nothing to escalate: leave `sandbox_permissions` unset.";
 
 const ESCALATION_SWITCHED_OFF: &str = "Escalation requests (`sandbox_permissions` set to \
 `require_escalated` or `with_additional_permissions`) belong to `sandbox_approval`, which is \
-switched off: do not make them, they are rejected.";
+switched off: do not make them, they are rejected. Wherever this message says something requires \
+approval, it cannot be done here.";
 
-fn request_permissions_tool(usable: bool, reviewer: ApprovalsReviewer) -> String {
+fn request_permissions_tool(usable: bool, reviewer: ApprovalsReviewer, sandboxed: bool) -> String {
     if !usable {
         return "# The `request_permissions` tool\n`request_permissions` cannot grant anything under \
                 this approval policy; do not call it."
             .to_owned();
     }
+    let still_sandboxed = if sandboxed {
+        ", and those commands still run inside the sandbox"
+    } else {
+        ""
+    };
     format!(
         "# The `request_permissions` tool\nCall `request_permissions` to ask in advance for \
          network access or extra filesystem access that several upcoming commands will need. It \
          can request only `network` and `file_system` permissions; ask for no more than those \
          commands need. What {} grants applies to later commands of this turn, or of the whole \
-         session when granted that way, and those commands still run inside the sandbox.",
+         session when granted that way{still_sandboxed}.",
         who(reviewer)
     )
 }
