@@ -108,13 +108,6 @@ fn checks() -> Vec<Check> {
         },
         Some("use a kernel built with CONFIG_SECCOMP_FILTER=y"),
     ));
-    let lsm = read_trimmed("/sys/kernel/security/lsm").unwrap_or_default();
-    out.push(check(
-        "Landlock (legacy mode only)",
-        lsm.split(',').any(|m| m == "landlock"),
-        format!("active LSMs: {}", if lsm.is_empty() { "unknown" } else { &lsm }),
-        Some("add `landlock` to the kernel's lsm= boot parameter (only needed for --use-legacy-landlock)"),
-    ));
     if let Ok(path) = &bwrap {
         let proc_trial = run_quiet(
             path,
@@ -140,6 +133,25 @@ fn checks() -> Vec<Check> {
     let exe = std::env::current_exe().unwrap_or_else(|_| PathBuf::from("airlock"));
     let tmp = std::env::temp_dir();
     let tmp = tmp.to_string_lossy();
+    let landlock = run_quiet(
+        &exe,
+        &[
+            "sandbox",
+            "--use-legacy-landlock",
+            "-P",
+            ":read-only",
+            "-C",
+            &tmp,
+            "--",
+            "true",
+        ],
+    );
+    out.push(check(
+        "Landlock (only for --use-legacy-landlock)",
+        landlock.is_ok(),
+        landlock.map(|_| "enforced".to_string()).unwrap_or_else(|e| e),
+        Some("add `landlock` to the kernel's lsm= boot parameter; the default bubblewrap sandbox does not need it"),
+    ));
     let trial = run_quiet(
         &exe,
         &["sandbox", "-P", ":workspace", "-C", &tmp, "--", "true"],

@@ -21,16 +21,9 @@ pub fn find_bwrap_in(path_var: Option<&std::ffi::OsStr>) -> Result<PathBuf, Bwra
         .ok_or(BwrapError::NotFound)
 }
 
-/// [`find_bwrap_in`] for the process `PATH`, with `/usr/bin` as a last resort.
+/// [`find_bwrap_in`] for the process `PATH`.
 pub fn find_bwrap() -> Result<PathBuf, BwrapError> {
-    find_bwrap_in(std::env::var_os("PATH").as_deref()).or_else(|_| {
-        let fallback = Path::new("/usr/bin/bwrap");
-        if is_executable_file(fallback) {
-            Ok(fallback.to_path_buf())
-        } else {
-            Err(BwrapError::NotFound)
-        }
-    })
+    find_bwrap_in(std::env::var_os("PATH").as_deref())
 }
 
 fn is_executable_file(path: &Path) -> bool {

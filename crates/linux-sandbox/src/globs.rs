@@ -189,7 +189,7 @@ mod tests {
             touch(&base.join(rel));
         }
         let pattern = format!("{}/**/*.env", base.display());
-        let all = expand_deny_globs(&[pattern.clone()], None).unwrap();
+        let all = expand_deny_globs(std::slice::from_ref(&pattern), None).unwrap();
         assert_eq!(
             all,
             vec![

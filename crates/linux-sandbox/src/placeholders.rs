@@ -43,7 +43,8 @@ fn lock_name(path: &Path) -> String {
 /// Shared locks on the placeholders of one launch.
 #[derive(Debug)]
 pub struct PlaceholderGuard {
-    held: Vec<(PathBuf, File)>,
+    /// Placeholder, its lock, and whether this launch may remove it afterwards.
+    held: Vec<(PathBuf, File, bool)>,
     dir: PathBuf,
 }
 
@@ -60,14 +61,18 @@ impl PlaceholderGuard {
             .create(&dir)?;
         let mut held = Vec::with_capacity(paths.len());
         for path in paths {
+            let lock_path = dir.join(lock_name(path));
+            // An existing directory without a lock file is the user's own (empty)
+            // directory: shadow it, never remove it.
+            let removable = !path.exists() || lock_path.exists();
             let file = OpenOptions::new()
                 .create(true)
                 .truncate(false)
                 .write(true)
                 .mode(0o600)
-                .open(dir.join(lock_name(path)))?;
+                .open(&lock_path)?;
             file.lock_shared()?;
-            held.push((path.clone(), file));
+            held.push((path.clone(), file, removable));
         }
         Ok(Self { held, dir })
     }
@@ -75,9 +80,9 @@ impl PlaceholderGuard {
     /// Releases the locks and removes every placeholder no other launch holds and that
     /// is still an empty directory.
     pub fn release(self) {
-        for (path, file) in self.held {
+        for (path, file, removable) in self.held {
             let _ = file.unlock();
-            if file.try_lock().is_ok() {
+            if removable && file.try_lock().is_ok() {
                 // Only an empty directory: never anything a user put there meanwhile.
                 let _ = std::fs::remove_dir(&path);
                 let _ = std::fs::remove_file(self.dir.join(lock_name(&path)));

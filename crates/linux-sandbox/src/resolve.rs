@@ -77,6 +77,11 @@ fn first_missing(root: &Path, path: &Path) -> Option<PathBuf> {
     None
 }
 
+fn is_empty_dir(path: &Path) -> bool {
+    std::fs::symlink_metadata(path).is_ok_and(|m| m.is_dir())
+        && std::fs::read_dir(path).is_ok_and(|mut entries| entries.next().is_none())
+}
+
 fn canonical(path: &Path) -> Option<PathBuf> {
     std::fs::canonicalize(path).ok()
 }
@@ -178,6 +183,17 @@ pub fn resolve_mount_inputs(
                 .iter()
                 .any(|r| r != &root && r.starts_with(&root) && remapped.starts_with(r))
             {
+                continue;
+            }
+            let is_protected_name = remapped.parent() == Some(root.as_path())
+                && remapped
+                    .file_name()
+                    .is_some_and(|n| PROTECTED_METADATA_NAMES.iter().any(|p| n == *p));
+            // An empty protected directory looks the same as a placeholder, and may be
+            // one of a concurrent launch that is about to remove it: mount a placeholder
+            // instead of binding it, so this launch never depends on it existing.
+            if is_protected_name && is_empty_dir(&remapped) {
+                mount.placeholders.push(remapped);
                 continue;
             }
             if std::fs::symlink_metadata(&remapped).is_ok() {

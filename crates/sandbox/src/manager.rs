@@ -12,6 +12,8 @@ use airlock_permissions::{
 use airlock_protocol::{AdditionalPermissionProfile, FileSystemSandboxKind, PermissionProfile};
 
 use crate::sandbox_type::{SandboxType, SandboxablePreference, get_platform_sandbox};
+use crate::seatbelt::{SeatbeltError, SeatbeltOptions, create_seatbelt_command_args};
+use crate::windows::{WindowsSandboxError, WindowsSandboxLevel, create_windows_sandbox_command};
 
 /// Everything a transform needs.
 #[derive(Debug, Clone)]
@@ -34,6 +36,10 @@ pub struct SandboxTransformRequest {
     pub linux_helper: Option<PathBuf>,
     /// Legacy Landlock instead of bubblewrap.
     pub use_legacy_landlock: bool,
+    /// Windows sandbox level (only used for `WindowsRestrictedToken`).
+    pub windows_level: WindowsSandboxLevel,
+    /// Route network only through the managed proxy (Seatbelt).
+    pub enforce_managed_network: bool,
 }
 
 /// What to spawn. Keeps the effective profile even for [`SandboxType::None`].
@@ -75,6 +81,12 @@ pub enum SandboxTransformError {
     /// The command is empty.
     #[error("cannot sandbox an empty command")]
     EmptyCommand,
+    /// The Seatbelt policy could not be generated.
+    #[error(transparent)]
+    Seatbelt(#[from] SeatbeltError),
+    /// The Windows sandbox cannot be used.
+    #[error(transparent)]
+    Windows(#[from] WindowsSandboxError),
     /// The mechanism cannot run on this host.
     #[error(
         "{sandbox:?} sandboxing is not supported on this platform ({os}); use the platform's own sandbox"
@@ -175,11 +187,22 @@ impl SandboxManager {
                 if std::env::consts::OS != "macos" {
                     return Err(unsupported(SandboxType::MacosSeatbelt));
                 }
-                env.insert("CODEX_SANDBOX".into(), "seatbelt".into());
-                return Err(unsupported(SandboxType::MacosSeatbelt));
+                let options = SeatbeltOptions {
+                    enforce_managed_network: request.enforce_managed_network,
+                    ..SeatbeltOptions::from_host()
+                };
+                let seatbelt = create_seatbelt_command_args(
+                    request.command.clone(),
+                    &file_system_sandbox_policy(&effective),
+                    effective.network(),
+                    &request.sandbox_policy_cwd,
+                    &options,
+                )?;
+                env.extend(seatbelt.env);
+                seatbelt.argv
             }
             SandboxType::WindowsRestrictedToken => {
-                return Err(unsupported(SandboxType::WindowsRestrictedToken));
+                create_windows_sandbox_command(&request.command, request.windows_level)?
             }
         };
         if request.sandbox != SandboxType::None && !effective.network().is_enabled() {
@@ -292,6 +315,8 @@ mod tests {
             sandbox_policy_cwd: std::env::temp_dir(),
             linux_helper: Some("/opt/airlock".into()),
             use_legacy_landlock: false,
+            windows_level: WindowsSandboxLevel::RestrictedToken,
+            enforce_managed_network: false,
         }
     }
 
@@ -329,10 +354,20 @@ mod tests {
                 Err(SandboxTransformError::MissingLinuxHelper)
             ));
         }
-        assert!(matches!(
-            m.transform(request(SandboxType::WindowsRestrictedToken)),
-            Err(SandboxTransformError::UnsupportedPlatform { .. })
-        ));
+        if !cfg!(windows) {
+            assert!(matches!(
+                m.transform(request(SandboxType::WindowsRestrictedToken)),
+                Err(SandboxTransformError::Windows(
+                    WindowsSandboxError::UnsupportedPlatform { .. }
+                ))
+            ));
+        }
+        if !cfg!(target_os = "macos") {
+            assert!(matches!(
+                m.transform(request(SandboxType::MacosSeatbelt)),
+                Err(SandboxTransformError::UnsupportedPlatform { .. })
+            ));
+        }
     }
 
     #[test]
