@@ -43,6 +43,10 @@ pub struct SandboxArgs {
     #[arg(long)]
     use_legacy_landlock: bool,
 
+    /// Print the launch command (e.g. the bubblewrap argv) instead of running it.
+    #[arg(long)]
+    dry_run: bool,
+
     /// The command to run, after `--`.
     #[arg(value_name = "COMMAND", required = true, num_args = 1.., trailing_var_arg = true, allow_hyphen_values = true)]
     command: Vec<OsString>,
@@ -105,6 +109,19 @@ fn run_sandbox(args: SandboxArgs) -> anyhow::Result<i32> {
                 apply_seccomp_then_exec: false,
                 command: args.command,
             };
+            if args.dry_run {
+                let argv = airlock_linux_sandbox::describe_launch(&helper)?;
+                let words: Vec<String> = argv
+                    .iter()
+                    .map(|a| a.to_string_lossy().into_owned())
+                    .collect();
+                println!(
+                    "{}",
+                    shlex::try_join(words.iter().map(String::as_str))
+                        .unwrap_or_else(|_| words.join(" "))
+                );
+                return Ok(0);
+            }
             Ok(airlock_linux_sandbox::run_helper_with_env(
                 &helper,
                 Some(&env),

@@ -300,3 +300,95 @@ fn legacy_landlock_refuses_what_it_cannot_express() {
     assert!(!out.status.success());
     assert!(!ws.path().join("x").exists());
 }
+
+/// Issue 4 "real workload": everyday git and a cargo build work under `:workspace`,
+/// while anything that writes repository metadata fails with a read-only error that
+/// denial detection attributes to the sandbox.
+#[test]
+fn real_workload_git_and_cargo_under_workspace() {
+    let ws = git_workspace();
+    let git = |args: &[&str]| {
+        let ok = Command::new("git")
+            .args(["-c", "user.email=t@example.com", "-c", "user.name=t"])
+            .args(args)
+            .current_dir(ws.path())
+            .status()
+            .unwrap();
+        assert!(ok.success(), "git {args:?}");
+    };
+    git(&["add", "README"]);
+    git(&["commit", "-qm", "init"]);
+    std::fs::write(ws.path().join("README"), "hello\nchanged\n").unwrap();
+    std::fs::write(
+        ws.path().join("Cargo.toml"),
+        "[package]\nname = \"small\"\nversion = \"0.1.0\"\nedition = \"2021\"\n",
+    )
+    .unwrap();
+    std::fs::create_dir_all(ws.path().join("src")).unwrap();
+    std::fs::write(
+        ws.path().join("src/main.rs"),
+        "fn main() { println!(\"built-inside\"); }\n",
+    )
+    .unwrap();
+
+    let out = sh(
+        ":workspace",
+        ws.path(),
+        "git status --short && git diff --stat && git log --oneline && \
+         CARGO_HOME=$PWD/.cargo-home CARGO_TARGET_DIR=$PWD/target cargo build --offline -q && ./target/debug/small",
+    );
+    let all = text(&out);
+    assert!(out.status.success(), "{all}");
+    assert!(
+        all.contains("README") && all.contains("init") && all.contains("built-inside"),
+        "{all}"
+    );
+
+    let out = sh(
+        ":workspace",
+        ws.path(),
+        "git -c user.email=t@example.com -c user.name=t commit -qam change",
+    );
+    assert!(!out.status.success());
+    assert!(
+        text(&out).contains("Read-only file system"),
+        "{}",
+        text(&out)
+    );
+    assert!(denied(&out));
+    let out = sh(
+        ":workspace",
+        ws.path(),
+        "echo 'echo pwned' > .git/hooks/post-checkout",
+    );
+    assert!(!out.status.success());
+    assert!(denied(&out), "{}", text(&out));
+    assert!(!ws.path().join(".git/hooks/post-checkout").exists());
+}
+
+#[test]
+fn nested_repository_metadata_is_protected() {
+    let ws = git_workspace();
+    let nested = ws.path().join("vendor/lib");
+    std::fs::create_dir_all(&nested).unwrap();
+    assert!(
+        Command::new("git")
+            .args(["init", "-q"])
+            .current_dir(&nested)
+            .status()
+            .unwrap()
+            .success()
+    );
+    let out = sh(
+        ":workspace",
+        ws.path(),
+        "echo evil > vendor/lib/.git/hooks/pre-commit; echo '[core]' >> vendor/lib/.git/config",
+    );
+    assert!(!out.status.success());
+    assert!(
+        text(&out).contains("Read-only file system"),
+        "{}",
+        text(&out)
+    );
+    assert!(!nested.join(".git/hooks/pre-commit").exists());
+}

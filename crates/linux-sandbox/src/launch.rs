@@ -202,6 +202,45 @@ pub fn prepare_bwrap(
     })
 }
 
+/// How [`run_helper`] would confine `args`, without running anything: the argv of
+/// the launch (descriptor numbers are those of this process and only meaningful to
+/// it). For `airlock sandbox --dry-run` and benchmarks.
+///
+/// # Errors
+/// The same [`LaunchError`]s a real launch would report.
+pub fn describe_launch(args: &HelperArgs) -> Result<Vec<OsString>, LaunchError> {
+    let policy = file_system_sandbox_policy(&args.permission_profile);
+    let network = network_sandbox_policy(&args.permission_profile);
+    let direct = || {
+        let mut argv = vec![OsString::from(format!(
+            "(seccomp {:?}, no bubblewrap)",
+            seccomp_mode(network)
+        ))];
+        argv.extend(args.command.iter().cloned());
+        argv
+    };
+    match policy.kind {
+        FileSystemSandboxKind::ExternalSandbox => Err(LaunchError::Unsupported(
+            "an external-sandbox profile is enforced by the caller",
+        )),
+        FileSystemSandboxKind::Unrestricted => Ok(direct()),
+        FileSystemSandboxKind::Restricted => {
+            let ctx = ResolveContext::new(&args.sandbox_policy_cwd);
+            let no_deny = policy.get_unreadable_roots(&ctx).is_empty()
+                && policy
+                    .get_unreadable_globs_with_cwd(&args.sandbox_policy_cwd)
+                    .is_empty();
+            if (policy.has_full_disk_write_access() && no_deny) || args.use_legacy_landlock {
+                return Ok(direct());
+            }
+            let launch = prepare_bwrap(args, &policy, network)?;
+            Ok(std::iter::once(launch.bwrap.into_os_string())
+                .chain(launch.args)
+                .collect())
+        }
+    }
+}
+
 /// Runs the helper with the process environment; see [`run_helper_with_env`].
 ///
 /// # Errors

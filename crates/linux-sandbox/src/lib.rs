@@ -31,4 +31,4 @@ pub mod seccomp;
 
 pub use args::{HELPER_SUBCOMMAND, HelperArgs};
 #[cfg(target_os = "linux")]
-pub use launch::{LaunchError, run_helper, run_helper_with_env, sandbox_env};
+pub use launch::{LaunchError, describe_launch, run_helper, run_helper_with_env, sandbox_env};
