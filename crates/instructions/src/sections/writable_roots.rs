@@ -108,3 +108,49 @@ pub(crate) fn quote_all(items: impl Iterator<Item = String>) -> String {
         .collect::<Vec<_>>()
         .join(", ")
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn root(path: &str, read_only: &[&str]) -> WritableRoot {
+        WritableRoot {
+            root: PathBuf::from(path),
+            read_only_subpaths: read_only.iter().map(PathBuf::from).collect(),
+        }
+    }
+
+    #[test]
+    fn summarises_only_names_protected_at_every_root() {
+        let roots = [
+            root(
+                "/b",
+                &["/b/.agents", "/b/.codex", "/b/.aws", "/elsewhere/gitdir"],
+            ),
+            root(
+                "/a",
+                &["/a/.git", "/a/.agents", "/a/.codex", "/a/.aws", "/a/docs"],
+            ),
+        ];
+        let section = WritableRootsSection::new(&roots, Path::new("/a"), true).unwrap();
+        assert_eq!(section.protected_names, [".agents", ".codex", ".aws"]);
+        assert_eq!(
+            section.render(),
+            "The writable roots are `/a`, `/b`.\n\
+             Directly under every writable root, `.agents`, `.codex`, `.aws` stay read-only.\n\
+             These paths inside the writable roots stay read-only: `/a/.git`, `/a/docs`, \
+             `/elsewhere/gitdir`."
+        );
+    }
+
+    #[test]
+    fn single_root_unwritable_cwd_and_no_roots() {
+        let roots = [root("/opt", &[])];
+        let section = WritableRootsSection::new(&roots, Path::new("/home/me"), false).unwrap();
+        assert_eq!(
+            section.render(),
+            "The writable root is `/opt`.\nThe current directory `/home/me` is not writable."
+        );
+        assert!(WritableRootsSection::new(&[], Path::new("/"), false).is_none());
+    }
+}
