@@ -95,7 +95,14 @@ impl ApprovalSection {
                     },
                 );
                 parts.push(ApprovalPart::CommandSegmentation { sandboxed });
-                push_escalation(&mut parts, projection, reviewer, reasons, false);
+                push_escalation(
+                    &mut parts,
+                    projection,
+                    reviewer,
+                    reasons,
+                    false,
+                    projection.unsandboxed_execution_allowed,
+                );
                 push_tool(&mut parts, features, true, reviewer, sandboxed);
             }
             AskForApproval::OnRequest => {
@@ -121,6 +128,7 @@ impl ApprovalSection {
                     reviewer,
                     reasons,
                     features.exec_permission_approvals,
+                    false,
                 );
                 push_tool(&mut parts, features, true, reviewer, sandboxed);
             }
@@ -144,6 +152,7 @@ impl ApprovalSection {
                         reviewer,
                         reasons,
                         features.exec_permission_approvals,
+                        projection.unsandboxed_execution_allowed,
                     );
                 } else if projection.anything_to_escalate() {
                     parts.push(ApprovalPart::EscalationSwitchedOff);
@@ -224,6 +233,7 @@ fn push_escalation(
     reviewer: ApprovalsReviewer,
     reasons: EscalationReasons,
     additional_permissions: bool,
+    retry_is_automatic: bool,
 ) {
     if !projection.anything_to_escalate() {
         parts.push(ApprovalPart::NothingToEscalate);
@@ -236,6 +246,7 @@ fn push_escalation(
         reviewer,
         reasons,
         after_additional_permissions: additional_permissions,
+        retry_is_automatic,
     });
     // Only a person can accept a proposed rule; the automatic reviewer answers allow or deny.
     if reviewer == ApprovalsReviewer::User {

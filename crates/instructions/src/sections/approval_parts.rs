@@ -123,6 +123,9 @@ pub enum ApprovalPart {
         reasons: EscalationReasons,
         /// Whether `with_additional_permissions` was offered first.
         after_additional_permissions: bool,
+        /// A sandbox denial already leads to a retry request without the sandbox (spec 07 step
+        /// 6: `untrusted`, or `granular` with `sandbox_approval`, and no deny-read entries).
+        retry_is_automatic: bool,
     },
     /// Guidance on `prefix_rule` proposals (only a person can save one).
     PrefixRuleGuide,
@@ -189,7 +192,13 @@ impl ApprovalPart {
                 reviewer,
                 reasons,
                 after_additional_permissions,
-            } => escalation_guide(*reviewer, *reasons, *after_additional_permissions),
+                retry_is_automatic,
+            } => escalation_guide(
+                *reviewer,
+                *reasons,
+                *after_additional_permissions,
+                *retry_is_automatic,
+            ),
             Self::PrefixRuleGuide => PREFIX_RULE_GUIDE.to_owned(),
             Self::NothingToEscalate => NOTHING_TO_ESCALATE.to_owned(),
             Self::EscalationSwitchedOff => ESCALATION_SWITCHED_OFF.to_owned(),
@@ -368,6 +377,7 @@ fn escalation_guide(
     reviewer: ApprovalsReviewer,
     reasons: EscalationReasons,
     after_additional_permissions: bool,
+    retry_is_automatic: bool,
 ) -> String {
     let who = who(reviewer);
     let mut text = String::from("## Running a command outside the sandbox\n");
@@ -397,11 +407,22 @@ fn escalation_guide(
         blocked.push("a network error");
     }
     blocked.push("a permission error");
-    text.push_str(&format!(
-        "\n- If a command failed because the sandbox blocked it (for example {}), run it again right away \
-         with `\"require_escalated\"`; do not ask in the chat first.",
-        join_or(&blocked)
-    ));
+    if retry_is_automatic {
+        // The orchestrator asks for the unsandboxed retry itself; a second request from the
+        // model would only ask the same question again.
+        text.push_str(&format!(
+            "\n- If the sandbox blocks a command (for example {}), approval to run it again \
+             without the sandbox is requested for you and you get the final result; do not \
+             re-run it with `\"require_escalated\"` yourself.",
+            join_or(&blocked)
+        ));
+    } else {
+        text.push_str(&format!(
+            "\n- If a command failed because the sandbox blocked it (for example {}), run it \
+             again right away with `\"require_escalated\"`; do not ask in the chat first.",
+            join_or(&blocked)
+        ));
+    }
     let mut when = Vec::new();
     if reasons.filesystem {
         when.push(if reasons.read_only {
