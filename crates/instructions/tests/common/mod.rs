@@ -96,9 +96,3 @@ pub fn owned_prefixes(prefixes: &[&[&str]]) -> Vec<Vec<String>> {
         .map(|prefix| prefix.iter().map(|token| (*token).to_owned()).collect())
         .collect()
 }
-
-/// The text between the markers, split into sections at blank lines that precede a line that
-/// starts a section (used to check section order and omission).
-pub fn body_lines(instructions: &PermissionsInstructions) -> Vec<String> {
-    instructions.body().lines().map(str::to_owned).collect()
-}
