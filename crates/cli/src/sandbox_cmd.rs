@@ -85,7 +85,7 @@ fn run_sandbox(args: SandboxArgs) -> anyhow::Result<i32> {
     for warning in &selected.warnings {
         eprintln!("warning: {warning}");
     }
-    let env = ShellEnvironmentPolicy::from_config(&config.table)?.apply(std::env::vars_os())?;
+    let env = ShellEnvironmentPolicy::from_config(&config.table)?.apply(std::env::vars_os());
     let profile = selected.materialized();
     match profile {
         // No Airlock sandbox: full access, or a container/VM that owns isolation.

@@ -7,13 +7,13 @@
 //! unless `ignore_default_excludes = true`, drop names matching `*KEY*`, `*SECRET*`,
 //! `*TOKEN*`, `*PASSWORD*`, `*CREDENTIAL*`; drop names matching any `exclude` pattern;
 //! add every `set` pair; finally, if `include_only` is non-empty, keep only names
-//! matching one of its patterns. Patterns are shell-style wildcards (`*`, `?`,
-//! `[...]`) matched case-insensitively against the whole name.
+//! matching one of its patterns. Patterns are wildcards (`*` any run of characters,
+//! `?` one character) matched case-insensitively against the whole name. A small
+//! matcher instead of a glob library: this runs before every sandboxed command, and
+//! compiling regexes for a handful of patterns cost more than the whole launch.
 
 use std::collections::BTreeMap;
 use std::ffi::OsString;
-
-use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 
 /// Variables kept by `inherit = "core"`.
 pub const CORE_VARIABLES: [&str; 9] = [
@@ -134,20 +134,14 @@ impl ShellEnvironmentPolicy {
     }
 
     /// Applies the policy to `vars` (the parent environment).
-    ///
-    /// # Errors
-    /// [`EnvPolicyError::Invalid`] for an invalid wildcard pattern.
     pub fn apply(
         &self,
         vars: impl IntoIterator<Item = (OsString, OsString)>,
-    ) -> Result<Vec<(OsString, OsString)>, EnvPolicyError> {
-        let default_excludes = if self.ignore_default_excludes {
-            GlobSet::empty()
-        } else {
-            patterns(&DEFAULT_EXCLUDES.map(String::from), "")?
+    ) -> Vec<(OsString, OsString)> {
+        let matches_any = |patterns: &[String], name: &OsString| {
+            let name = name.to_string_lossy();
+            patterns.iter().any(|p| wildcard_match(p, &name))
         };
-        let exclude = patterns(&self.exclude, "exclude")?;
-        let include_only = patterns(&self.include_only, "include_only")?;
         let mut out: BTreeMap<OsString, OsString> = vars
             .into_iter()
             .filter(|(name, _)| match self.inherit {
@@ -155,29 +149,47 @@ impl ShellEnvironmentPolicy {
                 Inherit::Core => CORE_VARIABLES.iter().any(|core| name == core),
                 Inherit::None => false,
             })
-            .filter(|(name, _)| !default_excludes.is_match(name.to_string_lossy().as_ref()))
-            .filter(|(name, _)| !exclude.is_match(name.to_string_lossy().as_ref()))
+            .filter(|(name, _)| {
+                self.ignore_default_excludes
+                    || !DEFAULT_EXCLUDES
+                        .iter()
+                        .any(|p| wildcard_match(p, &name.to_string_lossy()))
+            })
+            .filter(|(name, _)| !matches_any(&self.exclude, name))
             .collect();
         for (name, value) in &self.set {
             out.insert(name.into(), value.into());
         }
         if !self.include_only.is_empty() {
-            out.retain(|name, _| include_only.is_match(name.to_string_lossy().as_ref()));
+            out.retain(|name, _| matches_any(&self.include_only, name));
         }
-        Ok(out.into_iter().collect())
+        out.into_iter().collect()
     }
 }
 
-fn patterns(list: &[String], key: &str) -> Result<GlobSet, EnvPolicyError> {
-    let mut set = GlobSetBuilder::new();
-    for pattern in list {
-        let glob = GlobBuilder::new(pattern)
-            .case_insensitive(true)
-            .build()
-            .map_err(|e| invalid(key, format!("pattern `{pattern}` is invalid: {}", e.kind())))?;
-        set.add(glob);
+/// Case-insensitive whole-string match of `pattern` (`*`, `?`) against `name`, by
+/// backtracking on the last `*` (linear for the patterns used here).
+pub fn wildcard_match(pattern: &str, name: &str) -> bool {
+    let p: Vec<char> = pattern.chars().flat_map(char::to_lowercase).collect();
+    let n: Vec<char> = name.chars().flat_map(char::to_lowercase).collect();
+    let (mut pi, mut ni) = (0, 0);
+    let mut star: Option<(usize, usize)> = None;
+    while ni < n.len() {
+        if pi < p.len() && (p[pi] == '?' || p[pi] == n[ni]) {
+            pi += 1;
+            ni += 1;
+        } else if pi < p.len() && p[pi] == '*' {
+            star = Some((pi, ni));
+            pi += 1;
+        } else if let Some((sp, sn)) = star {
+            pi = sp + 1;
+            ni = sn + 1;
+            star = Some((sp, sn + 1));
+        } else {
+            return false;
+        }
     }
-    set.build().map_err(|e| invalid(key, e.to_string()))
+    p[pi..].iter().all(|c| *c == '*')
 }
 
 #[cfg(test)]
@@ -213,7 +225,7 @@ mod tests {
 
     #[test]
     fn default_drops_secret_looking_names_case_insensitively() {
-        let out = policy("").apply(vars(PARENT)).unwrap();
+        let out = policy("").apply(vars(PARENT));
         assert_eq!(names(&out), ["HOME", "LANG", "PATH"]);
     }
 
@@ -227,14 +239,24 @@ exclude = ["HO*"]
 set = { CI = "1", OPENAI_API_KEY = "x" }
 include_only = ["PATH", "CI", "*_KEY"]"#,
         );
-        let out = p.apply(vars(PARENT)).unwrap();
+        let out = p.apply(vars(PARENT));
         assert_eq!(names(&out), ["CI", "OPENAI_API_KEY", "PATH"]);
         assert_eq!(
-            policy("[shell_environment_policy]\ninherit = \"none\"")
-                .apply(vars(PARENT))
-                .unwrap(),
+            policy("[shell_environment_policy]\ninherit = \"none\"").apply(vars(PARENT)),
             vec![]
         );
+    }
+
+    #[test]
+    fn wildcards() {
+        assert!(wildcard_match("*KEY*", "openai_api_key"));
+        assert!(wildcard_match("*key*", "KEYRING"));
+        assert!(!wildcard_match("*KEY*", "MONKEE"));
+        assert!(wildcard_match("HO?E", "home"));
+        assert!(wildcard_match("*_KEY", "A_B_KEY"));
+        assert!(!wildcard_match("*_KEY", "A_KEYS"));
+        assert!(wildcard_match("*", ""));
+        assert!(!wildcard_match("?", ""));
     }
 
     #[test]

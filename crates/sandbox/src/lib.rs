@@ -21,6 +21,7 @@ mod windows;
 pub use denial::{ExecOutput, is_likely_sandbox_denied};
 pub use env_policy::{
     CORE_VARIABLES, DEFAULT_EXCLUDES, EnvPolicyError, Inherit, ShellEnvironmentPolicy,
+    wildcard_match,
 };
 pub use manager::{
     SandboxExecRequest, SandboxManager, SandboxTransformError, SandboxTransformRequest,
