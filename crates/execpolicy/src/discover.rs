@@ -32,7 +32,10 @@ pub fn rules_files_in(dir: &Path) -> io::Result<Vec<PathBuf>> {
 ///
 /// # Errors
 /// As [`rules_files_in`].
-pub fn default_policy_files(airlock_home: &Path, trusted_project: Option<&Path>) -> io::Result<Vec<PathBuf>> {
+pub fn default_policy_files(
+    airlock_home: &Path,
+    trusted_project: Option<&Path>,
+) -> io::Result<Vec<PathBuf>> {
     let mut files = rules_files_in(&airlock_home.join("rules"))?;
     if let Some(project) = trusted_project {
         files.extend(rules_files_in(&project.join(".airlock").join("rules"))?);
@@ -62,12 +65,29 @@ mod tests {
         let names: Vec<String> = default_policy_files(home.path(), Some(project.path()))
             .unwrap()
             .iter()
-            .map(|p| p.strip_prefix(p.parent().unwrap().parent().unwrap()).unwrap().display().to_string())
+            .map(|p| {
+                p.strip_prefix(p.parent().unwrap().parent().unwrap())
+                    .unwrap()
+                    .display()
+                    .to_string()
+            })
             .collect();
         // `sub.rules` is a folder; it is listed so that loading it fails loudly
         // instead of being skipped silently.
-        assert_eq!(names, ["rules/a.rules", "rules/b.rules", "rules/sub.rules", "rules/0.rules"]);
+        assert_eq!(
+            names,
+            [
+                "rules/a.rules",
+                "rules/b.rules",
+                "rules/sub.rules",
+                "rules/0.rules"
+            ]
+        );
         assert!(default_policy_files(home.path(), None).unwrap().len() == 3);
-        assert!(rules_files_in(&home.path().join("missing")).unwrap().is_empty());
+        assert!(
+            rules_files_in(&home.path().join("missing"))
+                .unwrap()
+                .is_empty()
+        );
     }
 }
