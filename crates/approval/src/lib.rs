@@ -1,0 +1,1 @@
+//! Airlock's approval layer (spec `06-approval.md`).
