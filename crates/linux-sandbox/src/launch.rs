@@ -30,7 +30,9 @@ use crate::fds::{data_fd, empty_data_fd};
 use crate::mounts::{DATA_FD_PLACEHOLDER, MountArgs, build_mount_args};
 use crate::placeholders::PlaceholderGuard;
 use crate::resolve::{ResolveError, resolve_mount_inputs};
-use crate::seccomp::{NetworkSeccompMode, SeccompError, build_filter, program_bytes};
+use crate::seccomp::{
+    NetworkSeccompMode, SeccompError, build_filter, build_userns_filters, program_bytes,
+};
 
 /// Why the helper could not start the command. Nothing has run when this is returned.
 #[derive(Debug, thiserror::Error)]
@@ -111,10 +113,13 @@ pub struct NamespaceOptions {
     pub network: bool,
     /// Mount a fresh `/proc`.
     pub mount_proc: bool,
+    /// bubblewrap knows `--disable-userns` (≥ 0.8); the seccomp filters block nested
+    /// user namespaces either way.
+    pub disable_userns: bool,
 }
 
 /// The namespace, `/proc`, capability and seccomp arguments that follow the mounts.
-pub fn namespace_args(options: NamespaceOptions, cwd: &Path, seccomp_fd: i32) -> Vec<OsString> {
+pub fn namespace_args(options: NamespaceOptions, cwd: &Path, seccomp_fds: &[i32]) -> Vec<OsString> {
     let mut args: Vec<OsString> = [
         "--unshare-user",
         "--unshare-pid",
@@ -130,7 +135,9 @@ pub fn namespace_args(options: NamespaceOptions, cwd: &Path, seccomp_fd: i32) ->
     }
     // No nested user namespaces: they would hand the command a full capability set
     // over new mount/network namespaces of its own.
-    args.push("--disable-userns".into());
+    if options.disable_userns {
+        args.push("--disable-userns".into());
+    }
     if options.mount_proc {
         args.extend(["--proc", "/proc"].map(OsString::from));
         // bubblewrap does not cover /proc/sys, and sysctl permission checks look at the
@@ -145,8 +152,11 @@ pub fn namespace_args(options: NamespaceOptions, cwd: &Path, seccomp_fd: i32) ->
     }
     args.push("--chdir".into());
     args.push(cwd.into());
-    args.extend(["--cap-drop", "ALL", "--seccomp"].map(OsString::from));
-    args.push(seccomp_fd.to_string().into());
+    args.extend(["--cap-drop", "ALL"].map(OsString::from));
+    for fd in seccomp_fds {
+        args.push("--add-seccomp-fd".into());
+        args.push(fd.to_string().into());
+    }
     args
 }
 
@@ -180,18 +190,32 @@ pub fn prepare_bwrap(
             argv.push(arg);
         }
     }
-    let program = build_filter(seccomp_mode(network))?;
-    let seccomp = data_fd(&program_bytes(&program)).map_err(LaunchError::Prepare)?;
+    let features = crate::probe::bwrap_features(&bwrap).ok_or(LaunchError::Unsupported(
+        "could not run `bwrap --version`; check the bubblewrap installation with `airlock doctor`",
+    ))?;
+    if !features.add_seccomp_fd {
+        return Err(LaunchError::Unsupported(
+            "bubblewrap 0.5 or newer is required (it must accept --add-seccomp-fd); upgrade the bubblewrap package",
+        ));
+    }
+    let [userns, clone3] = build_userns_filters()?;
+    let mut seccomp_fds = Vec::with_capacity(3);
+    for program in [build_filter(seccomp_mode(network))?, userns, clone3] {
+        seccomp_fds.push(data_fd(&program_bytes(&program)).map_err(LaunchError::Prepare)?);
+    }
     let cwd = std::fs::canonicalize(&args.command_cwd).map_err(|source| LaunchError::Cwd {
         path: args.command_cwd.clone(),
         source,
     })?;
     let options = NamespaceOptions {
         network: network.is_enabled(),
-        mount_proc: !args.no_proc,
+        // Without a fresh /proc only when the kernel refuses one (probed, see `probe`).
+        mount_proc: !args.no_proc && features.proc_mount_ok,
+        disable_userns: features.disable_userns,
     };
-    argv.extend(namespace_args(options, &cwd, seccomp.as_raw_fd()));
-    fds.push(seccomp);
+    let raw: Vec<i32> = seccomp_fds.iter().map(AsRawFd::as_raw_fd).collect();
+    argv.extend(namespace_args(options, &cwd, &raw));
+    fds.extend(seccomp_fds);
     argv.push("--".into());
     argv.extend(args.command.iter().cloned());
     Ok(BwrapLaunch {

@@ -16,6 +16,8 @@ pub mod args;
 pub mod bwrap_path;
 pub mod globs;
 pub mod mounts;
+#[cfg(target_os = "linux")]
+pub mod probe;
 pub mod resolve;
 
 #[cfg(target_os = "linux")]

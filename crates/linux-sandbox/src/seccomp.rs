@@ -219,14 +219,61 @@ pub fn program_bytes(program: &BpfProgram) -> Vec<u8> {
     bytes
 }
 
+/// Two more programs that keep the command out of new user namespaces, whatever the
+/// bubblewrap version: the first gives `EPERM` to `unshare`/`clone` with
+/// `CLONE_NEWUSER`; the second gives `ENOSYS` to `clone3` (its flags live in memory,
+/// out of seccomp's reach), which makes libc fall back to `clone`. Two programs
+/// because seccompiler gives one filter a single match action. A nested user
+/// namespace would hand the command a full capability set over mount and network
+/// namespaces of its own.
+///
+/// # Errors
+/// As [`build_filter`].
+pub fn build_userns_filters() -> Result<[BpfProgram; 2], SeccompError> {
+    use SeccompCmpArgLen::Qword;
+    let arch = target_arch()?;
+    let newuser = libc::CLONE_NEWUSER as u64;
+    let mut eperm: BTreeMap<i64, Vec<SeccompRule>> = BTreeMap::new();
+    for nr in [libc::SYS_unshare, libc::SYS_clone] {
+        eperm.insert(
+            nr,
+            vec![rule(vec![cond(
+                0,
+                Qword,
+                SeccompCmpOp::MaskedEq(newuser),
+                newuser,
+            )?])?],
+        );
+    }
+    let namespaces: BpfProgram = SeccompFilter::new(
+        eperm,
+        SeccompAction::Allow,
+        SeccompAction::Errno(EPERM),
+        arch,
+    )?
+    .try_into()?;
+    let mut enosys: BTreeMap<i64, Vec<SeccompRule>> = BTreeMap::new();
+    enosys.insert(libc::SYS_clone3, Vec::new());
+    let clone3: BpfProgram = SeccompFilter::new(
+        enosys,
+        SeccompAction::Allow,
+        SeccompAction::Errno(libc::ENOSYS as u32),
+        arch,
+    )?
+    .try_into()?;
+    Ok([namespaces, clone3])
+}
+
 /// Installs the filter on the calling thread after setting `PR_SET_NO_NEW_PRIVS`
 /// (seccompiler does both). Irreversible: call it just before `exec`.
 ///
 /// # Errors
 /// Any build or install failure; the caller must not run the command then.
 pub fn install(mode: NetworkSeccompMode) -> Result<(), SeccompError> {
-    let program = build_filter(mode)?;
-    seccompiler::apply_filter(&program)?;
+    let [userns, clone3] = build_userns_filters()?;
+    for program in [build_filter(mode)?, userns, clone3] {
+        seccompiler::apply_filter(&program)?;
+    }
     Ok(())
 }
 
