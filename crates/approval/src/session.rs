@@ -386,7 +386,12 @@ impl ApprovalSession {
             // Nobody can answer any more: treat like a closed reply channel.
             return ReviewDecision::Abort;
         }
-        let decision = receiver.await.unwrap_or(ReviewDecision::Abort);
+        // A dropped sender (turn interrupted, entry replaced) or a client that stopped reading
+        // events both mean nobody will answer: `abort`.
+        let decision = tokio::select! {
+            answer = receiver => answer.unwrap_or(ReviewDecision::Abort),
+            () = events.closed() => ReviewDecision::Abort,
+        };
         drop(guard);
         decision
     }

@@ -135,6 +135,13 @@ pub(crate) fn auto_review_from_toml(
             })?;
             let endpoint = EndpointConfig::parse(&url, model, api_key_env)
                 .map_err(|problem| ConfigError::invalid(origin, "auto_review.endpoint", problem))?;
+            if endpoint.api_key_env.is_some() && !endpoint.is_loopback() {
+                warnings.push(format!(
+                    "{origin}: `auto_review.endpoint` {:?} is plain http on a non-loopback host: \
+                     the key named by `auto_review.api_key_env` is sent unencrypted",
+                    endpoint.url
+                ));
+            }
             AutoReviewer::Endpoint(endpoint)
         }
         (None, None) => return Ok(None),

@@ -88,6 +88,18 @@ impl EndpointConfig {
     }
 }
 
+impl EndpointConfig {
+    /// Whether the host is `localhost` or a loopback address (traffic stays on this machine).
+    #[must_use]
+    pub fn is_loopback(&self) -> bool {
+        self.host.eq_ignore_ascii_case("localhost")
+            || self
+                .host
+                .parse::<std::net::IpAddr>()
+                .is_ok_and(|address| address.is_loopback())
+    }
+}
+
 fn split_host_port(authority: &str) -> Result<(String, u16), String> {
     let (host, port) = if let Some(rest) = authority.strip_prefix('[') {
         let (host, after) = rest.split_once(']').ok_or("unclosed `[` in the host")?;

@@ -5,6 +5,7 @@ mod auto_review;
 mod concurrency;
 mod granular;
 mod hooks;
+mod network;
 mod support;
 mod units;
 mod user_decisions;
