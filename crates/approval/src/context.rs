@@ -41,7 +41,7 @@ impl ApprovalCategory {
     /// Why `policy` forbids asking about this category, or `None` when asking is allowed.
     ///
     /// - `never` → "approval policy is never; approval cannot be requested" (invariant 4);
-    /// - `granular` with this category `false` → "approval policy disallowed <field> approval
+    /// - `granular` with this category `false` → "approval policy disallowed `<field>` approval
     ///   prompt" (invariant 5; Codex's text for `sandbox_approval`);
     /// - `untrusted`, `on-request`, and `granular` with the category `true` → `None`.
     #[must_use]

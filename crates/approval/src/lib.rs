@@ -18,8 +18,11 @@
 //! Every failure fails closed: a hook that breaks gives no verdict, a reviewer that breaks
 //! denies, a reviewer that is too slow times out, a reply channel that closes aborts.
 
+#![deny(missing_docs)]
+
 mod action;
 mod amend;
+mod answers;
 mod auto_review;
 mod cache;
 mod canonical;
@@ -34,6 +37,7 @@ mod process;
 mod resolution;
 mod session;
 mod turn;
+mod user;
 
 pub use action::ApprovalAction;
 pub use action::CommandAction;
