@@ -8,7 +8,7 @@
 
 use std::fmt;
 
-use crate::deny::{basename, deny_view};
+use crate::deny::{InnerCommand, basename, deny_view};
 use crate::git::split_git;
 
 /// One dangerous-command pattern.
@@ -136,13 +136,18 @@ impl fmt::Display for DangerFinding {
 /// exec-wrapped commands, plain segments and every command of a wrapper script; spec 03
 /// edge case 7). `None` when no pattern matches.
 pub fn find_dangerous_command(argv: &[String]) -> Option<DangerFinding> {
-    deny_view(argv).commands.into_iter().find_map(|inner| {
+    find_dangerous_in(&deny_view(argv).commands)
+}
+
+/// The first command of a deny view that a pattern flags.
+pub(crate) fn find_dangerous_in(commands: &[InnerCommand]) -> Option<DangerFinding> {
+    commands.iter().find_map(|inner| {
         DANGER_PATTERNS
             .iter()
             .find(|pattern| pattern.matches(&inner.argv))
             .map(|pattern| DangerFinding {
                 pattern,
-                command: inner.argv,
+                command: inner.argv.clone(),
             })
     })
 }

@@ -7,7 +7,7 @@
 
 use tree_sitter::{Node, Tree};
 
-use crate::syntax::{has_descendant_kind, named_children, parse_bash, text};
+use crate::syntax::{ParseBudget, has_descendant_kind, named_children, parse_bash, text};
 use crate::wrapper::{WrapperForm, extract_shell_wrapper};
 
 /// Node kinds that may hang off the single command without changing which program runs.
@@ -86,6 +86,6 @@ pub fn parse_shell_lc_single_command_prefix(argv: &[String]) -> Option<Vec<Strin
     if wrapper.form != WrapperForm::Exact {
         return None;
     }
-    let tree = parse_bash(wrapper.script)?;
+    let tree = parse_bash(wrapper.script, ParseBudget::start())?;
     heredoc_command(&tree, wrapper.script)
 }

@@ -13,8 +13,8 @@ pub enum NotPlainReason {
     EmptyScript,
     /// tree-sitter reported a syntax error (spec 03 edge case 15).
     SyntaxError,
-    /// The script could not be parsed at all (too long, see
-    /// [`crate::MAX_SCRIPT_BYTES`]).
+    /// The script could not be parsed at all: longer than [`crate::MAX_SCRIPT_BYTES`],
+    /// a NUL byte, or parsing exceeded [`crate::PARSE_TIME_BUDGET`].
     Unparsed,
     /// A syntax construct outside the plain subset (subshell, expansion, assignment,
     /// control flow, comment, ...). Carries the tree-sitter node kind.
@@ -28,6 +28,9 @@ pub enum NotPlainReason {
     /// An argument that is not a literal (for example a concatenation that reads as
     /// empty, or a command name that is not a plain word). Carries its source text.
     Word(String),
+    /// Text that the parser left out of the tree without reporting an error (a grammar
+    /// quirk); the plain view refuses rather than lose a word. Carries the text.
+    Unrecognised(String),
     /// `env -S`/`--split-string` re-splits a string into a command line, which the plain
     /// view cannot represent (spec 03 edge case 23).
     EnvSplitString,
@@ -46,6 +49,7 @@ impl fmt::Display for NotPlainReason {
             Self::Operator(token) => write!(f, "script uses the operator `{token}`"),
             Self::Redirect(redirect) => write!(f, "script has the redirect `{redirect}`"),
             Self::Word(word) => write!(f, "`{word}` is not a literal word"),
+            Self::Unrecognised(text) => write!(f, "the parser skipped `{text}`"),
             Self::EnvSplitString => f.write_str("`env -S` re-splits a string into a command line"),
         }
     }
@@ -68,9 +72,10 @@ pub enum Note {
         /// The limit that was reached.
         limit: usize,
     },
-    /// A nested script could not be parsed (too long); its commands were not
-    /// inspected. Callers must treat the command as not fully understood.
-    NestedScriptUnparsed,
+    /// A script (the wrapper's own or a nested one) could not be parsed (too long, a NUL
+    /// byte, or out of parse time); its commands were not inspected. Callers must treat
+    /// the command as not fully understood.
+    ScriptUnparsed,
 }
 
 impl fmt::Display for Note {
@@ -86,7 +91,9 @@ impl fmt::Display for Note {
                     "nested shells and wrappers exceed depth {limit}; deeper commands not inspected"
                 )
             }
-            Self::NestedScriptUnparsed => f.write_str("a nested script could not be parsed"),
+            Self::ScriptUnparsed => {
+                f.write_str("a script could not be parsed; its commands were not inspected")
+            }
         }
     }
 }

@@ -1,17 +1,22 @@
 //! The segmentation result: plain segments, the deny view and what was not understood
 //! (spec 03 "Segmentation result").
 
+use std::collections::HashSet;
+
+use tree_sitter::Tree;
+
 use crate::argv::validate_argv;
 use crate::code_loading::is_code_loading_variable;
+use crate::danger::{DangerFinding, find_dangerous_in};
 use crate::deny::{
-    DEFAULT_MAX_DEPTH, DenyView, EnvAssignment, InnerCommand, deny_view_with_depth,
-    extend_deny_view, unwrap_exec_wrapper,
+    DEFAULT_MAX_DEPTH, DenyView, EnvAssignment, InnerCommand, deny_view_parsed, extend_deny_view,
+    unwrap_exec_wrapper,
 };
 use crate::error::Result;
 use crate::heredoc::heredoc_command;
 use crate::notes::{NotPlainReason, Note};
 use crate::plain::{is_blank_script, plain_commands};
-use crate::syntax::parse_bash;
+use crate::syntax::{ParseBudget, parse_bash};
 use crate::wrapper::{WrapperForm, extract_shell_wrapper};
 
 /// How [`ParsedCommand::segments`] was obtained.
@@ -68,12 +73,16 @@ impl ParsedCommand {
     /// Whether the deny view inspected everything (no depth limit reached, every nested
     /// script parsed). When false, callers must not let the command run without asking.
     pub fn deny_view_complete(&self) -> bool {
-        !self.notes.iter().any(|note| {
-            matches!(
-                note,
-                Note::DepthLimitReached { .. } | Note::NestedScriptUnparsed
-            )
-        })
+        !self
+            .notes
+            .iter()
+            .any(|note| matches!(note, Note::DepthLimitReached { .. } | Note::ScriptUnparsed))
+    }
+
+    /// The first dangerous command of the deny view (spec 03 edge case 7), without parsing
+    /// again. Same answer as [`crate::find_dangerous_command`] on the same argv.
+    pub fn find_dangerous(&self) -> Option<DangerFinding> {
+        find_dangerous_in(&self.inner)
     }
 
     /// Why the command is not plain, if it is not.
@@ -105,8 +114,14 @@ pub fn parse_command(argv: &[String]) -> Result<ParsedCommand> {
 /// [`parse_command`] with an explicit deny-view depth limit.
 pub fn parse_command_with_depth(argv: &[String], max_depth: usize) -> Result<ParsedCommand> {
     validate_argv(argv)?;
+    let budget = ParseBudget::start();
     let mut notes = Vec::new();
-    let (mut segments, mut source) = segment(argv, &mut notes);
+    // The outermost script is parsed once and shared by both views.
+    let wrapper = extract_shell_wrapper(argv);
+    let tree = wrapper
+        .filter(|wrapper| wrapper.form == WrapperForm::Exact && !is_blank_script(wrapper.script))
+        .and_then(|wrapper| parse_bash(wrapper.script, budget).map(|tree| (wrapper.script, tree)));
+    let (mut segments, mut source) = segment(argv, tree.as_ref().map(|(_, tree)| tree), &mut notes);
     if segments
         .iter()
         .any(|segment| runs_env_split_string(segment, max_depth))
@@ -116,10 +131,16 @@ pub fn parse_command_with_depth(argv: &[String], max_depth: usize) -> Result<Par
         segments = vec![argv.to_vec()];
         source = SegmentSource::WholeArgv;
     }
-    let mut view: DenyView = deny_view_with_depth(argv, max_depth);
+    let preparsed = tree.as_ref().map(|(script, tree)| (*script, tree));
+    let mut view: DenyView = deny_view_parsed(argv, max_depth, budget, preparsed);
+    let seen: HashSet<Vec<String>> = view
+        .commands
+        .iter()
+        .map(|inner| inner.argv.clone())
+        .collect();
     for segment in &segments {
-        if !view.commands.iter().any(|inner| inner.argv == *segment) {
-            extend_deny_view(&mut view, segment, max_depth);
+        if !seen.contains(segment) {
+            extend_deny_view(&mut view, segment, max_depth, budget);
         }
     }
     notes.extend(view.notes);
@@ -133,8 +154,13 @@ pub fn parse_command_with_depth(argv: &[String], max_depth: usize) -> Result<Par
     })
 }
 
-/// The segments of a validated argv and how they were obtained.
-fn segment(argv: &[String], notes: &mut Vec<Note>) -> (Vec<Vec<String>>, SegmentSource) {
+/// The segments of a validated argv and how they were obtained. `tree` is the parse of
+/// an exact wrapper's non-blank script, when it could be parsed.
+fn segment(
+    argv: &[String],
+    tree: Option<&Tree>,
+    notes: &mut Vec<Note>,
+) -> (Vec<Vec<String>>, SegmentSource) {
     let whole = || vec![argv.to_vec()];
     let Some(wrapper) = extract_shell_wrapper(argv) else {
         return (whole(), SegmentSource::Direct);
@@ -147,15 +173,15 @@ fn segment(argv: &[String], notes: &mut Vec<Note>) -> (Vec<Vec<String>>, Segment
         notes.push(Note::NotPlain(NotPlainReason::EmptyScript));
         return (whole(), SegmentSource::WholeArgv);
     }
-    let Some(tree) = parse_bash(wrapper.script) else {
+    let Some(tree) = tree else {
         notes.push(Note::NotPlain(NotPlainReason::Unparsed));
         return (whole(), SegmentSource::WholeArgv);
     };
-    match plain_commands(&tree, wrapper.script) {
+    match plain_commands(tree, wrapper.script) {
         Ok(segments) => (segments, SegmentSource::PlainScript),
         Err(reason) => {
             notes.push(Note::NotPlain(reason));
-            match heredoc_command(&tree, wrapper.script) {
+            match heredoc_command(tree, wrapper.script) {
                 Some(words) => {
                     notes.push(Note::HeredocFallback);
                     (vec![words], SegmentSource::Heredoc)

@@ -9,7 +9,7 @@ use tree_sitter::{Node, Tree};
 
 use crate::notes::NotPlainReason;
 use crate::redirect::is_harmless_redirect;
-use crate::syntax::{children, named_children, parse_bash, text};
+use crate::syntax::{ParseBudget, children, named_children, parse_bash, text, uncovered_text};
 use crate::words::plain_word;
 use crate::wrapper::{WrapperForm, extract_shell_wrapper};
 
@@ -44,6 +44,9 @@ pub(crate) fn plain_commands(tree: &Tree, src: &str) -> Result<Vec<Vec<String>>,
     let root = tree.root_node();
     if root.has_error() {
         return Err(NotPlainReason::SyntaxError);
+    }
+    if let Some(dropped) = uncovered_text(root, src) {
+        return Err(NotPlainReason::Unrecognised(dropped));
     }
     let mut command_nodes = Vec::new();
     let mut stack = vec![root];
@@ -119,7 +122,7 @@ pub(crate) fn plain_script(script: &str) -> Result<Vec<Vec<String>>, NotPlainRea
     if is_blank_script(script) {
         return Err(NotPlainReason::EmptyScript);
     }
-    let tree = parse_bash(script).ok_or(NotPlainReason::Unparsed)?;
+    let tree = parse_bash(script, ParseBudget::start()).ok_or(NotPlainReason::Unparsed)?;
     plain_commands(&tree, script)
 }
 

@@ -3,26 +3,59 @@
 //! Everything that walks a tree does so with an explicit stack, never by recursion, so a
 //! hostile script with deeply nested constructs cannot overflow the thread's stack.
 
-use tree_sitter::{Node, Parser, Tree};
+use std::time::{Duration, Instant};
+
+use tree_sitter::{Node, ParseOptions, Parser, Tree};
 
 /// Scripts longer than this are not parsed at all and count as not understood
 /// (non-plain, deny view incomplete). Far above anything an agent sends; it bounds the
 /// work one command can cost.
 pub const MAX_SCRIPT_BYTES: usize = 1 << 20;
 
-/// Parses `script` with tree-sitter-bash.
+/// Total time all tree-sitter parses of one call ([`crate::parse_command`],
+/// [`crate::deny_view`], ...) may take. Ordinary scripts parse in microseconds and a
+/// 64 KiB script in a few milliseconds, but tree-sitter's error recovery is super-linear
+/// on some malformed inputs (seconds for 64 KiB of `a | a | ...|`); past the budget the
+/// parse is cancelled and the script counts as not understood. A cancelled parse only
+/// ever makes a decision stricter.
+pub const PARSE_TIME_BUDGET: Duration = Duration::from_millis(40);
+
+/// The deadline shared by every parse of one top-level call.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct ParseBudget {
+    deadline: Instant,
+}
+
+impl ParseBudget {
+    /// A budget of [`PARSE_TIME_BUDGET`] starting now.
+    pub(crate) fn start() -> Self {
+        Self {
+            deadline: Instant::now() + PARSE_TIME_BUDGET,
+        }
+    }
+}
+
+/// Parses `script` with tree-sitter-bash within `budget`.
 ///
-/// Returns `None` when the script is too long ([`MAX_SCRIPT_BYTES`]) or the grammar
-/// cannot be loaded; `None` means "not safely understood". A returned tree may contain
-/// syntax errors: callers check `has_error()` where they need a clean parse.
-pub(crate) fn parse_bash(script: &str) -> Option<Tree> {
-    if script.len() > MAX_SCRIPT_BYTES {
+/// Returns `None` when the script is too long ([`MAX_SCRIPT_BYTES`]), contains a NUL
+/// byte (no shell receives one; what a parser makes of the rest is not what would run),
+/// the budget runs out, or the grammar cannot be loaded; `None` means "not safely
+/// understood". A returned tree may contain syntax errors: callers check `has_error()`
+/// where they need a clean parse.
+pub(crate) fn parse_bash(script: &str, budget: ParseBudget) -> Option<Tree> {
+    if script.len() > MAX_SCRIPT_BYTES || script.contains('\0') || Instant::now() >= budget.deadline
+    {
         return None;
     }
     let mut parser = Parser::new();
     let language: tree_sitter::Language = tree_sitter_bash::LANGUAGE.into();
     parser.set_language(&language).ok()?;
-    parser.parse(script, None)
+    let bytes = script.as_bytes();
+    let mut read = |offset: usize, _| bytes.get(offset..).unwrap_or_default();
+    // tree-sitter calls this every hundred parser operations; `true` cancels.
+    let mut out_of_time = |_: &tree_sitter::ParseState| Instant::now() >= budget.deadline;
+    let options = ParseOptions::new().progress_callback(&mut out_of_time);
+    parser.parse_with_options(&mut read, None, Some(options))
 }
 
 /// The source text of `node`; empty when the node's range is not valid UTF-8 in `src`
@@ -53,4 +86,40 @@ pub(crate) fn has_descendant_kind(node: Node<'_>, kinds: &[&str]) -> bool {
         stack.extend(named_children(current));
     }
     false
+}
+
+/// The first stretch of `src` that no leaf token of the tree covers, unless it is blank
+/// for bash (spaces, tabs, newlines, backslash-newline continuations).
+///
+/// tree-sitter-bash occasionally drops a token without reporting an error (for example
+/// the `-` in `python3 - <<EOF`); a view that claims to list every word must refuse such
+/// trees rather than silently lose an argument.
+pub(crate) fn uncovered_text(root: Node<'_>, src: &str) -> Option<String> {
+    let mut leaves = Vec::new();
+    let mut stack = vec![root];
+    while let Some(node) = stack.pop() {
+        if node.child_count() == 0 {
+            leaves.push(node.byte_range());
+        } else {
+            stack.extend(children(node));
+        }
+    }
+    leaves.sort_by_key(|range| range.start);
+    let mut position = 0;
+    let mut gaps = Vec::new();
+    for range in leaves {
+        if range.start > position {
+            gaps.push(position..range.start);
+        }
+        position = position.max(range.end);
+    }
+    gaps.push(position..src.len());
+    gaps.into_iter()
+        .filter_map(|gap| src.get(gap))
+        .find(|gap| {
+            !gap.replace("\\\n", "")
+                .chars()
+                .all(|c| matches!(c, ' ' | '\t' | '\n'))
+        })
+        .map(str::to_owned)
 }

@@ -52,38 +52,58 @@ fn strip_delimiters<'s>(raw: &'s str, open: &str, close: &str) -> Option<&'s str
     raw.strip_prefix(open)?.strip_suffix(close)
 }
 
+/// Deny-view words are cut at this many bytes. Rules never name such long tokens, and
+/// the cut keeps the view linear in the script's size: without it, nested substitutions
+/// (`$( $( $( ...`) would copy the rest of the script once per level. Commands inside a
+/// long word are still found by the tree walk itself.
+pub(crate) const MAX_LOOSE_WORD_BYTES: usize = 4096;
+
 /// The deny view's reading of any argument-like node: quotes removed, backslash escapes
 /// resolved the way bash resolves them in that quoting context, and every expansion or
-/// substitution kept as its source text. Never fails.
+/// substitution kept as its source text (cut at [`MAX_LOOSE_WORD_BYTES`]). Never fails.
 pub(crate) fn loose_word(node: Node<'_>, src: &str) -> String {
-    let raw = text(node, src);
+    let raw = bounded(text(node, src));
     match node.kind() {
         "word" | "number" => unescape_unquoted(raw),
         "string" => {
-            let inner = strip_delimiters(raw, "\"", "\"").unwrap_or(raw);
-            unescape_double_quoted(inner)
+            let inner = raw.strip_prefix('"').unwrap_or(raw);
+            unescape_double_quoted(inner.strip_suffix('"').unwrap_or(inner))
         }
         "raw_string" => strip_delimiters(raw, "'", "'").unwrap_or(raw).to_owned(),
         "ansi_c_string" => strip_delimiters(raw, "$'", "'").unwrap_or(raw).to_owned(),
         "translated_string" => {
-            let inner = strip_delimiters(raw, "$\"", "\"").unwrap_or(raw);
-            unescape_double_quoted(inner)
+            let inner = raw.strip_prefix("$\"").unwrap_or(raw);
+            unescape_double_quoted(inner.strip_suffix('"').unwrap_or(inner))
         }
         "concatenation" | "command_name" => {
-            // Anonymous pieces (rare) are kept verbatim so nothing is dropped.
-            children(node)
-                .into_iter()
-                .map(|part| {
-                    if part.is_named() {
-                        loose_word(part, src)
-                    } else {
-                        text(part, src).to_owned()
-                    }
-                })
-                .collect()
+            let mut joined = String::new();
+            for part in children(node) {
+                if joined.len() >= MAX_LOOSE_WORD_BYTES {
+                    break;
+                }
+                // Anonymous pieces (rare) are kept verbatim so nothing is dropped.
+                if part.is_named() {
+                    joined.push_str(&loose_word(part, src));
+                } else {
+                    joined.push_str(bounded(text(part, src)));
+                }
+            }
+            bounded(&joined).to_owned()
         }
         _ => raw.to_owned(),
     }
+}
+
+/// `raw` cut to at most [`MAX_LOOSE_WORD_BYTES`] bytes, at a character boundary.
+fn bounded(raw: &str) -> &str {
+    if raw.len() <= MAX_LOOSE_WORD_BYTES {
+        return raw;
+    }
+    let mut end = MAX_LOOSE_WORD_BYTES;
+    while !raw.is_char_boundary(end) {
+        end -= 1;
+    }
+    raw.get(..end).unwrap_or_default()
 }
 
 /// Outside quotes a backslash quotes the next character, and backslash-newline is a
@@ -137,6 +157,14 @@ mod tests {
         assert_eq!(unescape_unquoted(r"a\ b"), "a b");
         assert_eq!(unescape_unquoted("a\\\nb"), "ab");
         assert_eq!(unescape_unquoted(r"a\\b"), r"a\b");
+    }
+
+    #[test]
+    fn long_words_are_cut_at_a_character_boundary() {
+        let long = "é".repeat(MAX_LOOSE_WORD_BYTES);
+        let cut = bounded(&long);
+        assert!(cut.len() <= MAX_LOOSE_WORD_BYTES);
+        assert!(cut.len() > MAX_LOOSE_WORD_BYTES - 2);
     }
 
     #[test]

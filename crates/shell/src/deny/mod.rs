@@ -16,7 +16,10 @@ use std::fmt;
 
 pub use exec_wrappers::{EXEC_WRAPPERS, Unwrapped, basename, is_exec_wrapper, unwrap_exec_wrapper};
 
+use tree_sitter::Tree;
+
 use crate::notes::Note;
+use crate::syntax::ParseBudget;
 
 /// How many nested shells and exec wrappers the deny view descends through before it
 /// stops and records [`Note::DepthLimitReached`].
@@ -160,15 +163,31 @@ pub fn deny_view(argv: &[String]) -> DenyView {
 /// [`crate::validate_argv`] first), a script that does not parse yields what tree-sitter
 /// recovered (spec 03 edge case 15).
 pub fn deny_view_with_depth(argv: &[String], max_depth: usize) -> DenyView {
-    let mut collector = walk::Collector::new(max_depth);
+    deny_view_parsed(argv, max_depth, ParseBudget::start(), None)
+}
+
+/// The deny view of `argv`, reusing the parse of its outermost wrapper script when the
+/// caller already has it, within the caller's parse budget.
+pub(crate) fn deny_view_parsed(
+    argv: &[String],
+    max_depth: usize,
+    budget: ParseBudget,
+    preparsed: Option<(&str, &Tree)>,
+) -> DenyView {
+    let mut collector = walk::Collector::new(max_depth, budget, preparsed);
     collector.visit_argv(argv.to_vec(), Vec::new(), 0);
     collector.finish()
 }
 
 /// Adds `argv` (and what it wraps) to an existing view, for segments whose strict
 /// reading differs from the loose one (`a\ b`), so that the view covers every segment.
-pub(crate) fn extend_deny_view(view: &mut DenyView, argv: &[String], max_depth: usize) {
-    let mut collector = walk::Collector::new(max_depth);
+pub(crate) fn extend_deny_view(
+    view: &mut DenyView,
+    argv: &[String],
+    max_depth: usize,
+    budget: ParseBudget,
+) {
+    let mut collector = walk::Collector::new(max_depth, budget, None);
     collector.visit_argv(argv.to_vec(), Vec::new(), 0);
     let extra = collector.finish();
     view.commands.extend(extra.commands);

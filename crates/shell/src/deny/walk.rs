@@ -2,14 +2,14 @@
 //! commands. Tree walks use an explicit stack; nesting through shells and wrappers is
 //! bounded by the collector's depth limit.
 
-use tree_sitter::Node;
+use tree_sitter::{Node, Tree};
 
 use super::exec_wrappers::{split_assignment, unwrap_exec_wrapper};
 use super::{AssignmentKind, DenyView, EnvAssignment, InnerCommand, Via};
 use crate::notes::Note;
 use crate::plain::is_blank_script;
 use crate::redirect::file_redirect;
-use crate::syntax::{children, named_children, parse_bash, text};
+use crate::syntax::{ParseBudget, children, named_children, parse_bash, text};
 use crate::words::loose_word;
 use crate::wrapper::{detect_shell_type, extract_shell_wrapper};
 
@@ -36,15 +36,24 @@ const NON_ARGUMENT_KINDS: &[&str] = &[
     "comment",
 ];
 
-pub(super) struct Collector {
+pub(super) struct Collector<'p> {
     max_depth: usize,
+    budget: ParseBudget,
+    /// The outermost wrapper's script, already parsed by the caller.
+    preparsed: Option<(&'p str, &'p Tree)>,
     view: DenyView,
 }
 
-impl Collector {
-    pub(super) fn new(max_depth: usize) -> Self {
+impl<'p> Collector<'p> {
+    pub(super) fn new(
+        max_depth: usize,
+        budget: ParseBudget,
+        preparsed: Option<(&'p str, &'p Tree)>,
+    ) -> Self {
         Self {
             max_depth,
+            budget,
+            preparsed,
             view: DenyView::default(),
         }
     }
@@ -130,30 +139,37 @@ impl Collector {
         if is_blank_script(script) {
             return;
         }
-        let Some(tree) = parse_bash(script) else {
-            self.note(Note::NestedScriptUnparsed);
+        let reused = self
+            .preparsed
+            .filter(|(text, _)| depth == 1 && *text == script)
+            .map(|(_, tree)| tree.clone());
+        let Some(tree) = reused.or_else(|| parse_bash(script, self.budget)) else {
+            self.note(Note::ScriptUnparsed);
             return;
         };
-        let mut stack: Vec<(Node<'_>, Option<Via>)> = vec![(tree.root_node(), None)];
-        while let Some((node, context)) = stack.pop() {
+        // Each entry carries its parent (asking tree-sitter for a parent walks down from
+        // the root, which deep trees make quadratic) and the innermost construct.
+        let mut stack: Vec<(Node<'_>, Option<Node<'_>>, Option<Via>)> =
+            vec![(tree.root_node(), None, None)];
+        while let Some((node, parent, context)) = stack.pop() {
             let here = construct(node, context.as_ref()).or(context);
             let mut node_via = via.to_vec();
             node_via.extend(here.clone());
             match node.kind() {
-                "command" => self.visit_command(node, script, node_via, depth),
+                "command" => self.visit_command(node, parent, script, node_via, depth),
                 "declaration_command" => self.visit_declaration(node, script, node_via, depth),
                 "unset_command" => {
                     let argv = command_like_argv(node, script);
                     self.visit_argv(argv, node_via, depth);
                 }
-                "variable_assignment" if is_standalone_assignment(node) => {
+                "variable_assignment" if is_standalone(parent) => {
                     self.record_assignment(node, script, AssignmentKind::Standalone, node_via);
                 }
                 "ERROR" => self.visit_error_words(node, script, &node_via, depth),
                 _ => {}
             }
             for child in children(node).into_iter().rev() {
-                stack.push((child, here.clone()));
+                stack.push((child, Some(node), here.clone()));
             }
         }
     }
@@ -161,9 +177,16 @@ impl Collector {
     /// A `command` node: prefix assignments, then the argv (including words that
     /// tree-sitter attached to a redirect), then what it runs. A shell reading its script
     /// from a heredoc or herestring gets that script parsed too.
-    fn visit_command(&mut self, node: Node<'_>, src: &str, via: Vec<Via>, depth: usize) {
+    fn visit_command(
+        &mut self,
+        node: Node<'_>,
+        parent: Option<Node<'_>>,
+        src: &str,
+        via: Vec<Via>,
+        depth: usize,
+    ) {
         let mut argv = Vec::new();
-        let redirects = redirects_of(node);
+        let redirects = redirects_of(node, parent);
         for child in named_children(node) {
             match child.kind() {
                 "variable_assignment" => {
@@ -315,19 +338,19 @@ fn construct(node: Node<'_>, context: Option<&Via>) -> Option<Via> {
 }
 
 /// Redirect nodes that apply to `command`: its own children, plus those of the
-/// `redirected_statement` it is the body of.
-fn redirects_of(command: Node<'_>) -> Vec<Node<'_>> {
+/// `redirected_statement` (`parent`) it is the body of.
+fn redirects_of<'t>(command: Node<'t>, parent: Option<Node<'t>>) -> Vec<Node<'t>> {
     let is_redirect = |node: &Node<'_>| {
         matches!(
             node.kind(),
             "file_redirect" | "heredoc_redirect" | "herestring_redirect"
         )
     };
-    let mut redirects: Vec<Node<'_>> = named_children(command)
+    let mut redirects: Vec<Node<'t>> = named_children(command)
         .into_iter()
         .filter(is_redirect)
         .collect();
-    if let Some(parent) = command.parent()
+    if let Some(parent) = parent
         && parent.kind() == "redirected_statement"
         && parent.child_by_field_name("body") == Some(command)
     {
@@ -366,9 +389,8 @@ fn command_like_argv(node: Node<'_>, src: &str) -> Vec<String> {
         .collect()
 }
 
-/// An assignment that is a statement by itself (not a command prefix, not an operand of
-/// `export`/`declare`).
-fn is_standalone_assignment(node: Node<'_>) -> bool {
-    node.parent()
-        .is_none_or(|parent| !matches!(parent.kind(), "command" | "declaration_command"))
+/// Whether an assignment whose parent is `parent` is a statement by itself (not a
+/// command prefix, not an operand of `export`/`declare`).
+fn is_standalone(parent: Option<Node<'_>>) -> bool {
+    parent.is_none_or(|parent| !matches!(parent.kind(), "command" | "declaration_command"))
 }

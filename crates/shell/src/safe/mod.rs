@@ -61,6 +61,10 @@ pub fn is_safe_to_call_with_exec(argv: &[String], options: &SafeCommandOptions) 
     let Some(program) = argv.first() else {
         return false;
     };
+    if argv.iter().any(|token| token.contains('\0')) {
+        // No process can receive such an argument; not a command we can vouch for.
+        return false;
+    }
     if builtin_list::is_builtin_safe(basename(program), argv)
         && is_trusted_program_path(program, &options.host_executables)
     {
