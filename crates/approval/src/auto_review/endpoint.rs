@@ -173,10 +173,7 @@ pub(crate) async fn ask_endpoint(
         .await
         .and(stream.write_all(body.as_bytes()).await)
         .map_err(|error| format!("cannot send the request to {}: {error}", config.url))?;
-    let mut response = Vec::new();
-    stream
-        .take(MAX_RESPONSE_BYTES)
-        .read_to_end(&mut response)
+    let response = read_response(&mut stream)
         .await
         .map_err(|error| format!("cannot read the answer of {}: {error}", config.url))?;
     let body = http_body(&response)?;
@@ -190,6 +187,46 @@ pub(crate) async fn ask_endpoint(
         .and_then(Value::as_str)
         .map(str::to_owned)
         .ok_or_else(|| "the endpoint's answer has no `choices[0].message.content`".to_owned())
+}
+
+/// Reads until the server closes the connection or the response is complete (by
+/// `Content-Length`, or the last chunk of a chunked body), whichever comes first, so a server
+/// that keeps the connection open does not run into the deadline. At most
+/// [`MAX_RESPONSE_BYTES`].
+async fn read_response(stream: &mut tokio::net::TcpStream) -> std::io::Result<Vec<u8>> {
+    let mut response = Vec::new();
+    let mut buffer = [0u8; 8192];
+    loop {
+        let read = stream.read(&mut buffer).await?;
+        if read == 0 {
+            return Ok(response);
+        }
+        response.extend_from_slice(&buffer[..read]);
+        if response_complete(&response) || response.len() as u64 >= MAX_RESPONSE_BYTES {
+            return Ok(response);
+        }
+    }
+}
+
+/// Whether `response` already holds a whole HTTP response.
+fn response_complete(response: &[u8]) -> bool {
+    let Some(split) = response.windows(4).position(|window| window == b"\r\n\r\n") else {
+        return false;
+    };
+    let head = String::from_utf8_lossy(&response[..split]).to_ascii_lowercase();
+    let body = &response[split + 4..];
+    for line in head.split("\r\n") {
+        if let Some(value) = line.strip_prefix("content-length:") {
+            return value
+                .trim()
+                .parse::<usize>()
+                .is_ok_and(|length| body.len() >= length);
+        }
+        if line.starts_with("transfer-encoding:") && line.contains("chunked") {
+            return body.ends_with(b"0\r\n\r\n");
+        }
+    }
+    false
 }
 
 /// Splits a complete HTTP/1.1 response, checks for status 200 and returns the body (de-chunked
@@ -277,6 +314,23 @@ mod tests {
         assert!(EndpointConfig::parse("ftp://x", "m".into(), None).is_err());
         assert!(EndpointConfig::parse("http://:80", "m".into(), None).is_err());
         assert!(EndpointConfig::parse("http://h:0", "m".into(), None).is_err());
+    }
+
+    #[test]
+    fn knows_when_a_response_is_complete() {
+        assert!(!response_complete(
+            b"HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\n{}"
+        ));
+        assert!(response_complete(
+            b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}"
+        ));
+        assert!(!response_complete(
+            b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n"
+        ));
+        assert!(response_complete(
+            b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n"
+        ));
+        assert!(!response_complete(b"HTTP/1.1 200 OK\r\n"));
     }
 
     #[test]

@@ -228,14 +228,17 @@ async fn strict_auto_review_overrides_the_user_reviewer_and_is_never_cached() {
     assert_eq!(h.asked(), 0);
 }
 
-/// A one-shot fake chat-completions server on localhost; returns its URL and the request text.
+/// A one-shot fake chat-completions server on localhost; returns its URL and (once answered) the
+/// request text. It answers with `Content-Length` and then keeps the connection open, as a
+/// keep-alive server may: the client must stop reading at the end of the body.
 async fn fake_endpoint(
     status: &'static str,
     content: &'static str,
-) -> (String, tokio::task::JoinHandle<String>) {
+) -> (String, tokio::sync::oneshot::Receiver<String>) {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}/v1", listener.local_addr().unwrap());
-    let server = tokio::spawn(async move {
+    let (request_tx, request_rx) = tokio::sync::oneshot::channel();
+    tokio::spawn(async move {
         let (mut socket, _) = listener.accept().await.unwrap();
         let mut request = Vec::new();
         let mut buffer = [0u8; 4096];
@@ -267,10 +270,13 @@ async fn fake_endpoint(
             body.len()
         );
         socket.write_all(response.as_bytes()).await.unwrap();
-        socket.shutdown().await.unwrap();
-        String::from_utf8(request).unwrap()
+        request_tx
+            .send(String::from_utf8(request).unwrap())
+            .unwrap();
+        std::future::pending::<()>().await;
+        drop(socket);
     });
-    (url, server)
+    (url, request_rx)
 }
 
 #[tokio::test]
