@@ -17,6 +17,34 @@
 //!
 //! Every failure fails closed: a hook that breaks gives no verdict, a reviewer that breaks
 //! denies, a reviewer that is too slow times out, a reply channel that closes aborts.
+//!
+//! # How the orchestrator uses it (spec 07 steps 3 and 6)
+//!
+//! ```text
+//! // once per session
+//! let config = ApprovalConfig::load(&airlock_config.table, &airlock_config.origin, &airlock_home)?;
+//! let (events_tx, events_rx) = tokio::sync::mpsc::unbounded_channel(); // None: nobody to ask
+//! let session = Arc::new(ApprovalSession::new(session_id, config, Some(events_tx))
+//!     .with_amendment_target(AmendmentTarget::new(home.join("rules/default.rules"), live_policy)));
+//! // a prompt front end (terminal, JSON-RPC client) reads `events_rx` and answers with
+//! // session.submit_exec_approval(id, Some(turn_id), decision) / submit_patch_approval(id, decision)
+//!
+//! // once per turn
+//! let turn = session.start_turn(TurnSettings { turn_id, approval_policy, approvals_reviewer, model });
+//!
+//! // per NeedsApproval (first attempt), strict review on Skip, or a retry
+//! let action = ApprovalAction::Shell(CommandAction { sandbox_permissions, justification,
+//!     proposed_execpolicy_amendment, ..CommandAction::new(call_id, argv, cwd) });
+//! let ctx = ApprovalContext { approval_reason, retry_reason, network_approval_context,
+//!     strict_auto_review, category, permission_profile, ..ApprovalContext::new(call_id) };
+//! let resolution = session.request_approval(&turn, &action, &ctx).await;
+//! audit.record(&resolution);                      // decision, source, duration_ms
+//! match resolution.into_tool_result() {
+//!     Ok(_decision) => { /* already_approved = true; run the attempt */ }
+//!     Err(rejected) if rejected.interrupts_turn => { /* abort: interrupt the turn */ }
+//!     Err(rejected) => { /* ToolError::Rejected(rejected.message); the turn goes on */ }
+//! }
+//! ```
 
 #![deny(missing_docs)]
 
