@@ -133,9 +133,15 @@ fn checks() -> Vec<Check> {
     let exe = std::env::current_exe().unwrap_or_else(|_| PathBuf::from("airlock"));
     let tmp = std::env::temp_dir();
     let tmp = tmp.to_string_lossy();
-    let landlock = run_quiet(
-        &exe,
-        &[
+    if is_root() {
+        out.push(check(
+            "Landlock (only for --use-legacy-landlock)",
+            true,
+            "not offered to root: Landlock cannot take capabilities away; the default bubblewrap sandbox does not need it",
+            None,
+        ));
+    } else {
+        let args = [
             "sandbox",
             "--use-legacy-landlock",
             "-P",
@@ -144,14 +150,15 @@ fn checks() -> Vec<Check> {
             &tmp,
             "--",
             "true",
-        ],
-    );
-    out.push(check(
-        "Landlock (only for --use-legacy-landlock)",
-        landlock.is_ok(),
-        landlock.map(|_| "enforced".to_string()).unwrap_or_else(|e| e),
-        Some("add `landlock` to the kernel's lsm= boot parameter; the default bubblewrap sandbox does not need it"),
-    ));
+        ];
+        let landlock = run_quiet(&exe, &args);
+        out.push(check(
+            "Landlock (only for --use-legacy-landlock)",
+            landlock.is_ok(),
+            landlock.map(|_| "enforced".to_string()).unwrap_or_else(|e| e),
+            Some("add `landlock` to the kernel's lsm= boot parameter; the default bubblewrap sandbox does not need it"),
+        ));
+    }
     let trial = run_quiet(
         &exe,
         &["sandbox", "-P", ":workspace", "-C", &tmp, "--", "true"],

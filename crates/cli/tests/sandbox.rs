@@ -52,6 +52,10 @@ fn denied(out: &Output) -> bool {
     is_likely_sandbox_denied(SandboxType::LinuxSeccomp, &output)
 }
 
+fn is_root() -> bool {
+    std::fs::metadata("/proc/self").is_ok_and(|m| std::os::unix::fs::MetadataExt::uid(&m) == 0)
+}
+
 fn git_workspace() -> tempfile::TempDir {
     let dir = tempfile::Builder::new()
         .prefix("airlock-sbx-")
@@ -299,6 +303,11 @@ fn legacy_landlock_refuses_what_it_cannot_express() {
     );
     assert!(!out.status.success());
     assert!(!ws.path().join("x").exists());
+    if is_root() {
+        // Landlock cannot take a root launcher's capabilities away: refused, nothing ran.
+        assert_eq!(out.status.code(), Some(125));
+        assert!(text(&out).contains("holds capabilities"), "{}", text(&out));
+    }
 }
 
 /// Issue 4 "real workload": everyday git and a cargo build work under `:workspace`,
@@ -391,4 +400,82 @@ fn nested_repository_metadata_is_protected() {
         text(&out)
     );
     assert!(!nested.join(".git/hooks/pre-commit").exists());
+}
+
+/// Red-team findings C1, C2, M1, M2, M3: each used to let a sandboxed command change
+/// something the host later trusts, or read what it must not.
+#[test]
+fn airlock_project_dir_nested_git_swap_setuid_proc_masks_and_inherited_fds() {
+    let ws = git_workspace();
+    // C1: `.airlock/` (project rules and config) is as protected as `.codex/`.
+    let out = sh(
+        ":workspace",
+        ws.path(),
+        "mkdir -p .airlock/rules && echo 'prefix_rule([\"bash\"])' > .airlock/rules/x.rules",
+    );
+    assert!(!out.status.success());
+    assert!(!ws.path().join(".airlock/rules/x.rules").exists());
+    // C2: a nested repository's `.git` cannot be swapped for one with another config.
+    let nested = ws.path().join("sub");
+    std::fs::create_dir_all(&nested).unwrap();
+    assert!(
+        Command::new("git")
+            .args(["init", "-q"])
+            .current_dir(&nested)
+            .status()
+            .unwrap()
+            .success()
+    );
+    let out = sh(":workspace", ws.path(), "mv sub/.git sub/.git.old");
+    assert!(!out.status.success(), "{}", text(&out));
+    assert!(nested.join(".git").is_dir() && !nested.join(".git.old").exists());
+    // M1: no set-user-id files.
+    let out = sh(
+        ":workspace",
+        ws.path(),
+        "cp /bin/sh ./suid && chmod 4755 ./suid",
+    );
+    assert!(!out.status.success());
+    use std::os::unix::fs::PermissionsExt;
+    assert_eq!(
+        std::fs::metadata(ws.path().join("suid"))
+            .unwrap()
+            .permissions()
+            .mode()
+            & 0o6000,
+        0
+    );
+    // M2: deny entries under /proc hold (masks come after the fresh /proc).
+    let wsp = ws.path().to_str().unwrap();
+    let args = [
+        "sandbox",
+        "-c",
+        "permissions.p.extends=\":workspace\"",
+        "-c",
+        "permissions.p.filesystem={\"/proc/cpuinfo\"=\"deny\"}",
+        "-P",
+        "p",
+        "-C",
+        wsp,
+        "--",
+        "cat",
+        "/proc/cpuinfo",
+    ];
+    let out = airlock(&args, ws.path());
+    assert!(
+        !out.status.success() && !text(&out).contains("processor"),
+        "{}",
+        text(&out)
+    );
+    // M3: descriptors the launcher inherited do not reach the command. A shell opens
+    // fd 7 on a file outside the sandbox and starts airlock with it inherited.
+    let outside = tempfile::NamedTempFile::new_in("/var/tmp").unwrap();
+    let script = format!(
+        "exec 7>>{}; exec {} sandbox -P :read-only -C {wsp} -- sh -c 'echo leaked >&7'",
+        outside.path().display(),
+        env!("CARGO_BIN_EXE_airlock")
+    );
+    let status = Command::new("sh").args(["-c", &script]).status().unwrap();
+    assert!(!status.success());
+    assert_eq!(std::fs::read_to_string(outside.path()).unwrap(), "");
 }

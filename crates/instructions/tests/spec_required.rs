@@ -100,7 +100,7 @@ fn the_network_sentence_follows_the_network_policy() {
 fn body_is_sections_separated_by_blank_lines_ending_with_newline() {
     let instructions = on_request(&built_in(":workspace", cwd()), &[&["git", "pull"]]);
     let body = instructions.body();
-    assert!(body.ends_with("]\n\nThe writable roots are `/srv/airlock-ws`, `/tmp`.\nDirectly under every writable root, `.git`, `.agents`, `.codex`, `.aws` stay read-only.\n"));
+    assert!(body.ends_with("]\n\nThe writable roots are `/srv/airlock-ws`, `/tmp`.\nDirectly under every writable root, `.git`, `.agents`, `.codex`, `.aws`, `.airlock` stay read-only.\n"));
     assert!(!body.ends_with("\n\n"));
     assert_eq!(
         instructions.render(),

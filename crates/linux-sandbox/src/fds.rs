@@ -40,3 +40,45 @@ pub fn data_fd(bytes: &[u8]) -> io::Result<OwnedFd> {
     make_inheritable(&reader)?;
     Ok(reader.into())
 }
+
+/// Marks every descriptor above stderr close-on-exec except `keep`, so nothing the
+/// launcher inherited (an open file outside the writable roots, a connected socket to
+/// a host service) leaks into the sandbox.
+pub fn close_inherited_on_exec(keep: &[i32]) -> io::Result<()> {
+    let mut fds = Vec::new();
+    for entry in std::fs::read_dir("/proc/self/fd")? {
+        if let Some(fd) = entry?
+            .file_name()
+            .to_str()
+            .and_then(|n| n.parse::<i32>().ok())
+            && fd > 2
+            && !keep.contains(&fd)
+        {
+            fds.push(fd);
+        }
+    }
+    for fd in fds {
+        set_cloexec(fd)?;
+    }
+    Ok(())
+}
+
+#[allow(unsafe_code)]
+fn set_cloexec(fd: i32) -> io::Result<()> {
+    // SAFETY: F_GETFD/F_SETFD only read and change descriptor flags; an fd that was the
+    // (now closed) directory handle of the listing above reports EBADF, which is fine.
+    let flags = unsafe { libc::fcntl(fd, libc::F_GETFD) };
+    if flags == -1 {
+        let err = io::Error::last_os_error();
+        return if err.raw_os_error() == Some(libc::EBADF) {
+            Ok(())
+        } else {
+            Err(err)
+        };
+    }
+    // SAFETY: as above.
+    if unsafe { libc::fcntl(fd, libc::F_SETFD, flags | libc::FD_CLOEXEC) } == -1 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}

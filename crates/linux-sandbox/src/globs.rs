@@ -40,6 +40,16 @@ pub enum GlobExpandError {
         /// The pattern.
         pattern: String,
     },
+    /// A directory below a pattern's prefix cannot be listed.
+    #[error(
+        "cannot expand deny-read globs: {dir} cannot be listed ({source}); make it readable so Airlock can mask what it contains"
+    )]
+    Unreadable {
+        /// The directory.
+        dir: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
     /// Too many matches to mask.
     #[error(
         "deny-read globs matched more than {limit} paths under {root}; narrow the patterns or lower `glob_scan_max_depth`"
@@ -127,8 +137,12 @@ fn walk(
         if max_depth.is_some_and(|max| depth >= max) {
             continue;
         }
-        let Ok(entries) = std::fs::read_dir(&dir) else {
-            continue;
+        let entries = match std::fs::read_dir(&dir) {
+            Ok(entries) => entries,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+            // A directory the launcher cannot list may hide matches (`chmod 000` by an
+            // earlier sandboxed command): fail closed instead of masking too little.
+            Err(source) => return Err(GlobExpandError::Unreadable { dir, source }),
         };
         for entry in entries.flatten() {
             let path = entry.path();

@@ -6,7 +6,11 @@
 //! express restricted read, deny-read entries, or read-only carve-outs inside a
 //! writable root (such as the protected `.git`/`.codex`/`.agents`/`.aws` of every
 //! writable root). Such policies are refused with an explanation instead of being
-//! enforced partially; in practice legacy mode fits read-only profiles.
+//! enforced partially; in practice legacy mode fits read-only profiles. It has no
+//! namespaces and cannot drop capabilities, so a launcher holding capabilities (root)
+//! is refused too: Landlock does not cover `chmod`/`chown`, signals to host processes
+//! or `sethostname`, which capabilities would open. Signals and abstract Unix sockets
+//! outside the sandbox are scoped away where the kernel supports it (ABI 6).
 
 use std::path::{Path, PathBuf};
 
@@ -14,7 +18,7 @@ use airlock_permissions::{FileSystemPolicyQueries, ResolveContext};
 use airlock_protocol::FileSystemSandboxPolicy;
 use landlock::{
     ABI, Access, AccessFs, CompatLevel, Compatible, Ruleset, RulesetAttr, RulesetCreatedAttr,
-    RulesetStatus, path_beneath_rules,
+    RulesetStatus, Scope, path_beneath_rules,
 };
 
 /// Why legacy Landlock mode refused or failed.
@@ -74,6 +78,21 @@ pub fn expressible_writable_roots(
     Ok(roots)
 }
 
+/// Whether this process has any effective capability (`CapEff` of /proc/self/status).
+/// Unreadable status counts as "yes": fail closed.
+fn has_effective_capabilities() -> bool {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("CapEff:").map(|v| v.trim().to_string()))
+        })
+        .is_none_or(|hex| {
+            u64::from_str_radix(&hex, 16).is_ok_and(|caps| caps != 0)
+                || u64::from_str_radix(&hex, 16).is_err()
+        })
+}
+
 /// Restricts the calling process (irreversibly) to the policy.
 ///
 /// # Errors
@@ -82,10 +101,17 @@ pub fn expressible_writable_roots(
 /// because the caller does not run the command.
 pub fn restrict(policy: &FileSystemSandboxPolicy, cwd: &Path) -> Result<(), LandlockModeError> {
     let writable = expressible_writable_roots(policy, cwd)?;
+    if has_effective_capabilities() {
+        return Err(LandlockModeError::Unsupported(
+            "the launcher holds capabilities (running as root?), which Landlock cannot take away"
+                .into(),
+        ));
+    }
     let abi = ABI::V5;
     let status = Ruleset::default()
         .set_compatibility(CompatLevel::BestEffort)
         .handle_access(AccessFs::from_all(abi))?
+        .scope(Scope::Signal | Scope::AbstractUnixSocket)?
         .create()?
         .add_rules(path_beneath_rules(["/"], AccessFs::from_read(abi)))?
         .add_rules(path_beneath_rules(["/dev/null"], AccessFs::from_all(abi)))?

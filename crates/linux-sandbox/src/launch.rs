@@ -104,6 +104,8 @@ pub struct BwrapLaunch {
     pub fds: Vec<OwnedFd>,
     /// Host directories bubblewrap will create as mount points.
     pub created_mount_points: Vec<PathBuf>,
+    /// The writable roots (canonical), which the placeholder locks must stay out of.
+    pub writable_roots: Vec<PathBuf>,
 }
 
 /// Options of the namespace part of the command line.
@@ -111,8 +113,6 @@ pub struct BwrapLaunch {
 pub struct NamespaceOptions {
     /// Network allowed (no `--unshare-net`).
     pub network: bool,
-    /// Mount a fresh `/proc`.
-    pub mount_proc: bool,
     /// bubblewrap knows `--disable-userns` (≥ 0.8); the seccomp filters block nested
     /// user namespaces either way.
     pub disable_userns: bool,
@@ -138,18 +138,6 @@ pub fn namespace_args(options: NamespaceOptions, cwd: &Path, seccomp_fds: &[i32]
     if options.disable_userns {
         args.push("--disable-userns".into());
     }
-    if options.mount_proc {
-        args.extend(["--proc", "/proc"].map(OsString::from));
-        // bubblewrap does not cover /proc/sys, and sysctl permission checks look at the
-        // uid, not capabilities: a root-launched command could otherwise write global
-        // knobs such as kernel.core_pattern. Bind the host's /proc/sys read-only over it.
-        args.extend(["--ro-bind", "/proc/sys", "/proc/sys"].map(OsString::from));
-        if Path::new("/proc/sysrq-trigger").exists() {
-            args.extend(
-                ["--ro-bind", "/proc/sysrq-trigger", "/proc/sysrq-trigger"].map(OsString::from),
-            );
-        }
-    }
     args.push("--chdir".into());
     args.push(cwd.into());
     args.extend(["--cap-drop", "ALL"].map(OsString::from));
@@ -170,7 +158,18 @@ pub fn prepare_bwrap(
     network: NetworkSandboxPolicy,
 ) -> Result<BwrapLaunch, LaunchError> {
     let bwrap = find_bwrap()?;
-    let inputs = resolve_mount_inputs(policy, &args.sandbox_policy_cwd)?;
+    let mut inputs = resolve_mount_inputs(policy, &args.sandbox_policy_cwd)?;
+    let features = crate::probe::bwrap_features(&bwrap).ok_or(LaunchError::Unsupported(
+        "could not run `bwrap --version`; check the bubblewrap installation with `airlock doctor`",
+    ))?;
+    if !features.add_seccomp_fd {
+        return Err(LaunchError::Unsupported(
+            "bubblewrap 0.5 or newer is required (it must accept --add-seccomp-fd); upgrade the bubblewrap package",
+        ));
+    }
+    // Without a fresh /proc only when the kernel refuses one (probed, see `probe`).
+    inputs.mount_proc = !args.no_proc && features.proc_mount_ok;
+    let writable_roots: Vec<PathBuf> = inputs.writable.iter().map(|w| w.root.clone()).collect();
     let MountArgs {
         args: mount_args,
         data_fds,
@@ -190,14 +189,6 @@ pub fn prepare_bwrap(
             argv.push(arg);
         }
     }
-    let features = crate::probe::bwrap_features(&bwrap).ok_or(LaunchError::Unsupported(
-        "could not run `bwrap --version`; check the bubblewrap installation with `airlock doctor`",
-    ))?;
-    if !features.add_seccomp_fd {
-        return Err(LaunchError::Unsupported(
-            "bubblewrap 0.5 or newer is required (it must accept --add-seccomp-fd); upgrade the bubblewrap package",
-        ));
-    }
     let [userns, clone3] = build_userns_filters()?;
     let mut seccomp_fds = Vec::with_capacity(3);
     for program in [build_filter(seccomp_mode(network))?, userns, clone3] {
@@ -209,8 +200,6 @@ pub fn prepare_bwrap(
     })?;
     let options = NamespaceOptions {
         network: network.is_enabled(),
-        // Without a fresh /proc only when the kernel refuses one (probed, see `probe`).
-        mount_proc: !args.no_proc && features.proc_mount_ok,
         disable_userns: features.disable_userns,
     };
     let raw: Vec<i32> = seccomp_fds.iter().map(AsRawFd::as_raw_fd).collect();
@@ -223,6 +212,7 @@ pub fn prepare_bwrap(
         args: argv,
         fds,
         created_mount_points,
+        writable_roots,
     })
 }
 
@@ -311,6 +301,8 @@ pub fn run_helper_with_env(
         return exec_with_seccomp_only(args, network, base_env, &env);
     }
     let launch = prepare_bwrap(args, &policy, network)?;
+    let keep: Vec<i32> = launch.fds.iter().map(AsRawFd::as_raw_fd).collect();
+    crate::fds::close_inherited_on_exec(&keep).map_err(LaunchError::Prepare)?;
     let mut command = Command::new(&launch.bwrap);
     command.args(&launch.args);
     set_env(&mut command, base_env, &env);
@@ -322,8 +314,8 @@ pub fn run_helper_with_env(
         });
     }
     // Placeholders are created on the host by bubblewrap; wait so they can be removed.
-    let guard =
-        PlaceholderGuard::acquire(&launch.created_mount_points).map_err(LaunchError::Prepare)?;
+    let guard = PlaceholderGuard::acquire(&launch.created_mount_points, &launch.writable_roots)
+        .map_err(LaunchError::Prepare)?;
     let status = command.status().map_err(|source| LaunchError::Exec {
         program: launch.bwrap.display().to_string(),
         source,
@@ -365,6 +357,7 @@ fn exec_with_seccomp_only(
     let mut command = Command::new(program);
     command.args(rest).current_dir(&args.command_cwd);
     set_env(&mut command, base_env, env);
+    crate::fds::close_inherited_on_exec(&[]).map_err(LaunchError::Prepare)?;
     crate::seccomp::install(seccomp_mode(network))?;
     let source = command.exec();
     Err(LaunchError::Exec {

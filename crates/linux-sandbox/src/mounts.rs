@@ -4,7 +4,7 @@
 //! Bubblewrap executes mount operations in argument order, so the order below is the
 //! security argument:
 //! 1. the base view (`--ro-bind / /` for full-read policies, else an empty tmpfs
-//!    plus read-only binds of the readable roots), then a fresh `/dev`;
+//!    plus read-only binds of the readable roots), then a fresh `/dev` and `/proc`;
 //! 2. deny masks for denied paths that are ancestors of writable roots;
 //! 3. per writable root, shallowest first: the writable bind, its read-only carve-outs
 //!    (existing → read-only bind; missing protected name → empty read-only
@@ -53,6 +53,9 @@ pub struct MountInputs {
     pub writable: Vec<WritableMount>,
     /// Everything that must not be readable (deny paths and expanded deny globs).
     pub deny: Vec<DenyMask>,
+    /// Mount a fresh `/proc` (with `/proc/sys` read-only) right after `/dev`, so that
+    /// deny masks under `/proc` come after it and hold.
+    pub mount_proc: bool,
 }
 
 /// The filesystem arguments plus what launching them needs.
@@ -148,6 +151,16 @@ pub fn build_mount_args(inputs: &MountInputs) -> MountArgs {
         }
     }
     b.push(&["--dev", "/dev"]);
+    if inputs.mount_proc {
+        b.push(&["--proc", "/proc"]);
+        // bubblewrap does not cover /proc/sys, and sysctl permission checks look at the
+        // uid, not capabilities: a root-launched command could otherwise write global
+        // knobs such as kernel.core_pattern. Bind the host's /proc/sys read-only over it.
+        b.push(&["--ro-bind", "/proc/sys", "/proc/sys"]);
+        if Path::new("/proc/sysrq-trigger").exists() {
+            b.push(&["--ro-bind", "/proc/sysrq-trigger", "/proc/sysrq-trigger"]);
+        }
+    }
 
     let writable_under = |mask: &DenyMask| -> Vec<&WritableMount> {
         writable
@@ -397,5 +410,24 @@ mod tests {
                 "/srv/ws",
             ]
         );
+    }
+
+    #[test]
+    fn fresh_proc_comes_before_masks_so_proc_denies_hold() {
+        let out = build_mount_args(&MountInputs {
+            full_read: true,
+            mount_proc: true,
+            deny: vec![DenyMask {
+                path: "/proc/cpuinfo".into(),
+                is_dir: false,
+            }],
+            ..Default::default()
+        });
+        let a = args(&out);
+        let proc_at = a.iter().position(|x| x == "--proc").unwrap();
+        let sys_at = a.iter().position(|x| x == "/proc/sys").unwrap();
+        let mask_at = a.iter().position(|x| x == "/proc/cpuinfo").unwrap();
+        assert!(a.iter().position(|x| x == "--dev").unwrap() < proc_at);
+        assert!(proc_at < sys_at && sys_at < mask_at, "{a:?}");
     }
 }

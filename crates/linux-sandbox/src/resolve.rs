@@ -4,7 +4,7 @@
 
 use std::path::{Component, Path, PathBuf};
 
-use airlock_permissions::{FileSystemPolicyQueries, PROTECTED_METADATA_NAMES, ResolveContext};
+use airlock_permissions::{ENFORCED_PROTECTED_NAMES, FileSystemPolicyQueries, ResolveContext};
 use airlock_protocol::FileSystemSandboxPolicy;
 
 use crate::globs::{GlobExpandError, expand_deny_globs};
@@ -44,6 +44,16 @@ pub enum ResolveError {
         path: PathBuf,
         /// The symlink inside a writable root.
         symlink: PathBuf,
+    },
+    /// A directory under a writable root cannot be inspected.
+    #[error(
+        "cannot inspect {dir} under a writable root ({source}); Airlock must see every nested repository before it starts the sandbox — make the directory readable or remove it"
+    )]
+    Unreadable {
+        /// The directory.
+        dir: PathBuf,
+        /// Why.
+        source: std::io::Error,
     },
     /// Deny globs could not be expanded.
     #[error(transparent)]
@@ -99,38 +109,62 @@ fn is_temp_root(root: &Path) -> bool {
     root == Path::new("/tmp") || root == Path::new("/var/tmp") || tmpdir.as_deref() == Some(root)
 }
 
-/// `.git` directories of repositories nested below `root` (not `root/.git`), found by
-/// a walk that does not follow symlinks, does not enter `.git` directories and stops
-/// [`NESTED_REPO_SCAN_DEPTH`] levels down.
-fn nested_git_dirs(root: &Path) -> Vec<PathBuf> {
+/// Metadata of repositories nested below `root` (not `root/.git`): each nested `.git`
+/// directory, each nested `.git` pointer file and the gitdir it points to. Found by a
+/// walk that does not follow symlinks, does not enter `.git` directories and stops
+/// [`NESTED_REPO_SCAN_DEPTH`] levels down. Whole `.git` directories are protected —
+/// protecting only `hooks/` and `config` would let the command rename `.git` away and
+/// put a fresh one (with its own config) in its place.
+///
+/// # Errors
+/// [`ResolveError::Unreadable`] for a directory the launcher cannot list: the command
+/// could be hiding a repository there (`chmod 000`), so this fails closed.
+fn nested_git_metadata(root: &Path) -> Result<Vec<PathBuf>, ResolveError> {
     let mut found = Vec::new();
     let mut stack = vec![(root.to_path_buf(), 0usize)];
     while let Some((dir, depth)) = stack.pop() {
         if depth >= NESTED_REPO_SCAN_DEPTH {
             continue;
         }
-        let Ok(entries) = std::fs::read_dir(&dir) else {
-            continue;
+        let entries = match std::fs::read_dir(&dir) {
+            Ok(entries) => entries,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+            Err(source) => return Err(ResolveError::Unreadable { dir, source }),
         };
         for entry in entries.flatten() {
             let Ok(kind) = entry.file_type() else {
                 continue;
             };
-            if !kind.is_dir() {
-                continue;
-            }
             let path = entry.path();
-            if entry.file_name() == ".git" {
-                if dir != root {
+            let is_git = entry.file_name() == ".git";
+            if is_git && dir != root {
+                if kind.is_file()
+                    && let Some(target) = git_pointer_target(&path)
+                {
+                    found.push(target);
+                }
+                if kind.is_dir() || kind.is_file() {
                     found.push(path);
                 }
-            } else {
+            } else if kind.is_dir() && !is_git {
                 stack.push((path, depth + 1));
             }
         }
     }
     found.sort();
-    found
+    found.dedup();
+    Ok(found)
+}
+
+/// The directory a `.git` pointer file (`gitdir: <path>`) names, if it exists.
+fn git_pointer_target(dot_git: &Path) -> Option<PathBuf> {
+    let text = std::fs::read_to_string(dot_git).ok()?;
+    let target = text
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("gitdir:"))?
+        .trim();
+    let base = dot_git.parent()?;
+    canonical(&base.join(target))
 }
 
 /// Resolves `policy` (restricted kind) for a launch from `cwd`.
@@ -188,7 +222,7 @@ pub fn resolve_mount_inputs(
             let is_protected_name = remapped.parent() == Some(root.as_path())
                 && remapped
                     .file_name()
-                    .is_some_and(|n| PROTECTED_METADATA_NAMES.iter().any(|p| n == *p));
+                    .is_some_and(|n| ENFORCED_PROTECTED_NAMES.iter().any(|p| n == *p));
             // An empty protected directory looks the same as a placeholder, and may be
             // one of a concurrent launch that is about to remove it: mount a placeholder
             // instead of binding it, so this launch never depends on it existing.
@@ -216,7 +250,7 @@ pub fn resolve_mount_inputs(
             let is_protected_name = remapped.parent() == Some(root.as_path())
                 && remapped
                     .file_name()
-                    .is_some_and(|n| PROTECTED_METADATA_NAMES.iter().any(|p| n == *p));
+                    .is_some_and(|n| ENFORCED_PROTECTED_NAMES.iter().any(|p| n == *p));
             if is_protected_name {
                 mount.placeholders.push(remapped);
             } else if let Some(missing) = first_missing(&root, &remapped) {
@@ -228,21 +262,16 @@ pub fn resolve_mount_inputs(
             .filter(|r| **r != root && r.starts_with(&root))
             .collect();
         let scan = !is_temp_root(&root);
-        for git_dir in if scan {
-            nested_git_dirs(&root)
+        let nested = if scan {
+            nested_git_metadata(&root)?
         } else {
             Vec::new()
-        } {
-            if deeper.iter().any(|r| git_dir.starts_with(r)) {
-                continue;
-            }
-            for inner in ["hooks", "config"] {
-                let path = git_dir.join(inner);
-                if std::fs::symlink_metadata(&path).is_ok() {
-                    mount.read_only.push(path);
-                }
-            }
-        }
+        };
+        mount.read_only.extend(
+            nested
+                .into_iter()
+                .filter(|p| !deeper.iter().any(|r| p.starts_with(r))),
+        );
         writable.push(mount);
     }
 
@@ -290,10 +319,12 @@ pub fn resolve_mount_inputs(
             add_deny(path)?;
         }
     }
+    // The launcher decides about /proc (it depends on what the kernel allows).
     Ok(MountInputs {
         full_read,
         readable_roots,
         writable,
         deny,
+        mount_proc: true,
     })
 }

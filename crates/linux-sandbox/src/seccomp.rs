@@ -106,6 +106,51 @@ fn always_denied() -> Vec<libc::c_long> {
     calls
 }
 
+/// `S_ISUID` / `S_ISGID`: mode bits that make an executable run with its owner's
+/// (or group's) identity.
+const SETID_BITS: [u64; 2] = [libc::S_ISUID as u64, libc::S_ISGID as u64];
+
+/// No set-user/group-id files: a root-launched command runs as the host's uid 0, so
+/// `chmod u+s` on a copy of a shell in a writable root would plant a root shell for
+/// every local user. Denies `chmod`-family calls whose mode carries a set-id bit, and
+/// file creation (`open`/`openat` with `O_CREAT`, `creat`, `mknod`) with such a mode.
+/// `openat2` (mode inside a struct) is refused with `ENOSYS` by the second filter.
+fn add_setid_mode_rules(map: &mut BTreeMap<i64, Vec<SeccompRule>>) -> Result<(), SeccompError> {
+    use SeccompCmpArgLen::Dword;
+    use SeccompCmpOp::MaskedEq;
+    let mode_rules = |arg: u8| -> Result<Vec<SeccompRule>, SeccompError> {
+        SETID_BITS
+            .iter()
+            .map(|bit| rule(vec![cond(arg, Dword, MaskedEq(*bit), *bit)?]))
+            .collect()
+    };
+    let create_rules = |flags_arg: u8, mode_arg: u8| -> Result<Vec<SeccompRule>, SeccompError> {
+        let creat = libc::O_CREAT as u64;
+        SETID_BITS
+            .iter()
+            .map(|bit| {
+                rule(vec![
+                    cond(flags_arg, Dword, MaskedEq(creat), creat)?,
+                    cond(mode_arg, Dword, MaskedEq(*bit), *bit)?,
+                ])
+            })
+            .collect()
+    };
+    map.insert(libc::SYS_fchmod, mode_rules(1)?);
+    map.insert(libc::SYS_fchmodat, mode_rules(2)?);
+    map.insert(libc::SYS_fchmodat2, mode_rules(2)?);
+    map.insert(libc::SYS_mknodat, mode_rules(2)?);
+    map.insert(libc::SYS_openat, create_rules(2, 3)?);
+    #[cfg(target_arch = "x86_64")]
+    {
+        map.insert(libc::SYS_chmod, mode_rules(1)?);
+        map.insert(libc::SYS_creat, mode_rules(1)?);
+        map.insert(libc::SYS_mknod, mode_rules(1)?);
+        map.insert(libc::SYS_open, create_rules(1, 2)?);
+    }
+    Ok(())
+}
+
 /// Builds the rule table for `mode` (exposed for tests).
 fn rules(mode: NetworkSeccompMode) -> Result<BTreeMap<i64, Vec<SeccompRule>>, SeccompError> {
     use SeccompCmpArgLen::{Dword, Qword};
@@ -122,6 +167,7 @@ fn rules(mode: NetworkSeccompMode) -> Result<BTreeMap<i64, Vec<SeccompRule>>, Se
             rule(vec![cond(1, Dword, Eq, TIOCLINUX)?])?,
         ],
     );
+    add_setid_mode_rules(&mut map)?;
     let vsock = libc::AF_VSOCK as u64;
     let unix = libc::AF_UNIX as u64;
     let dgram = libc::SOCK_DGRAM as u64;
@@ -222,7 +268,8 @@ pub fn program_bytes(program: &BpfProgram) -> Vec<u8> {
 /// Two more programs that keep the command out of new user namespaces, whatever the
 /// bubblewrap version: the first gives `EPERM` to `unshare`/`clone` with
 /// `CLONE_NEWUSER`; the second gives `ENOSYS` to `clone3` (its flags live in memory,
-/// out of seccomp's reach), which makes libc fall back to `clone`. Two programs
+/// out of seccomp's reach), which makes libc fall back to `clone` — and to `openat2`
+/// for the same reason (see [`add_setid_mode_rules`]). Two programs
 /// because seccompiler gives one filter a single match action. A nested user
 /// namespace would hand the command a full capability set over mount and network
 /// namespaces of its own.
@@ -254,6 +301,9 @@ pub fn build_userns_filters() -> Result<[BpfProgram; 2], SeccompError> {
     .try_into()?;
     let mut enosys: BTreeMap<i64, Vec<SeccompRule>> = BTreeMap::new();
     enosys.insert(libc::SYS_clone3, Vec::new());
+    // Its mode lives in `struct open_how`, out of seccomp's reach (see setid rules);
+    // libc and runtimes fall back to `openat` on ENOSYS.
+    enosys.insert(libc::SYS_openat2, Vec::new());
     let clone3: BpfProgram = SeccompFilter::new(
         enosys,
         SeccompAction::Allow,

@@ -26,9 +26,20 @@ pub const EXTERNAL_SANDBOX: &str = ":external-sandbox";
 /// Every built-in id, in display order.
 pub const BUILT_IN_IDS: [&str; 4] = [READ_ONLY, WORKSPACE, DANGER_FULL_ACCESS, EXTERNAL_SANDBOX];
 
-/// Names protected read-only at the top of every writable root (reference §6; `.aws` observed in
-/// 0.169).
+/// Names protected read-only at the top of every writable root and listed as entries of the
+/// built-in `:workspace` profile, exactly as Codex does (reference §6; `.aws` observed in 0.169).
 pub const PROTECTED_METADATA_NAMES: [&str; 4] = [".git", ".agents", ".codex", ".aws"];
+
+/// Airlock's own per-project folder: a trusted project's `.airlock/config.toml` and
+/// `.airlock/rules/*.rules` are loaded as configuration, so a sandboxed command must never be
+/// able to write them (it would grant itself rules that run outside the sandbox).
+pub const AIRLOCK_PROJECT_DIR: &str = ".airlock";
+
+/// Every name enforcement keeps read-only at the top of each writable root: Codex's
+/// [`PROTECTED_METADATA_NAMES`] plus [`AIRLOCK_PROJECT_DIR`]. Profile JSON stays Codex's; the
+/// queries (and so every backend and the model-facing text) use this list.
+pub const ENFORCED_PROTECTED_NAMES: [&str; 5] =
+    [".git", ".agents", ".codex", ".aws", AIRLOCK_PROJECT_DIR];
 
 /// Whether `id` is a built-in.
 #[must_use]

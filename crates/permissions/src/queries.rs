@@ -10,7 +10,7 @@ use airlock_protocol::FileSystemSandboxKind;
 use airlock_protocol::FileSystemSandboxPolicy;
 use airlock_protocol::FileSystemSpecialPath;
 
-use crate::builtins::PROTECTED_METADATA_NAMES;
+use crate::builtins::ENFORCED_PROTECTED_NAMES;
 use crate::context::ResolveContext;
 use crate::context::Resolved;
 use crate::context::resolve;
@@ -227,7 +227,7 @@ impl FileSystemPolicyQueries for FileSystemSandboxPolicy {
                     subpaths.push(path);
                 }
             };
-            for name in PROTECTED_METADATA_NAMES {
+            for name in ENFORCED_PROTECTED_NAMES {
                 let candidate = root.join(name);
                 // An explicit entry for exactly this path overrides the default carve-out.
                 if resolved.iter().any(|(path, _)| *path == candidate) {

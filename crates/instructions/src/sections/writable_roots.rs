@@ -7,7 +7,7 @@
 use std::path::Path;
 use std::path::PathBuf;
 
-use airlock_permissions::PROTECTED_METADATA_NAMES;
+use airlock_permissions::ENFORCED_PROTECTED_NAMES;
 use airlock_permissions::WritableRoot;
 
 /// The writable-roots section.
@@ -32,7 +32,7 @@ impl WritableRootsSection {
         }
         // A protected name is summarised only when every root protects it, so the short form
         // never claims protection that some root lacks (an explicit entry can lift it).
-        let protected_names: Vec<String> = PROTECTED_METADATA_NAMES
+        let protected_names: Vec<String> = ENFORCED_PROTECTED_NAMES
             .iter()
             .filter(|name| {
                 roots

@@ -127,10 +127,11 @@ fn writable_roots_carry_metadata_and_narrower_entries() {
             gitdir.clone(),
             ws.join(".agents"),
             ws.join(".aws"),
+            ws.join(".airlock"),
             ws.join("docs"),
             ws.join("keys"),
         ],
-        "explicit `.codex` write entry overrides the carve-out"
+        "explicit `.codex` write entry overrides the carve-out; `.airlock` is always protected"
     );
     assert!(roots[0].is_path_writable(&ws.join("src/main.rs")));
     assert!(!roots[0].is_path_writable(&ws.join(".git/config")));
