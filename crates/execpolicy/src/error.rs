@@ -56,6 +56,18 @@ pub enum ParseError {
     /// An example failed validation after the file was evaluated; no location.
     #[error(transparent)]
     Example(RuleError),
+    /// The source nests deeper than the parser can handle safely.
+    #[error(
+        "{label}:{line}: expressions nest more than {max} levels deep; .rules files cannot be nested this deeply (split the expression)"
+    )]
+    TooDeep {
+        /// The file label.
+        label: String,
+        /// 1-based line of the first too-deep point.
+        line: usize,
+        /// The limit.
+        max: usize,
+    },
 }
 
 /// Loading a policy file failed. The message names the file as given.

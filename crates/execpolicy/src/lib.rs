@@ -18,6 +18,7 @@ mod decision;
 mod discover;
 mod error;
 mod host;
+mod nesting;
 mod network;
 mod parser;
 mod pattern;

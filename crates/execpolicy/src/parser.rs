@@ -62,6 +62,13 @@ impl PolicyParser {
     /// [`ParseError::Starlark`] for syntax, name and builtin errors;
     /// [`ParseError::Example`] when a `match`/`not_match` example fails.
     pub fn parse(&mut self, label: &str, source: &str) -> Result<(), ParseError> {
+        if let Some(line) = crate::nesting::first_too_deep_line(source) {
+            return Err(ParseError::TooDeep {
+                label: label.to_string(),
+                line,
+                max: crate::nesting::MAX_NESTING,
+            });
+        }
         let dialect = Dialect {
             enable_f_strings: true,
             ..Dialect::Extended

@@ -367,3 +367,20 @@ fn a_failing_file_adds_nothing() {
     let p = parser.build();
     assert_eq!(p.rules().len(), 1);
 }
+
+#[test]
+fn too_deep_nesting_is_a_load_error_not_a_crash() {
+    let deep = format!("x = {}{}\n", "[".repeat(5000), "]".repeat(5000));
+    assert_eq!(
+        load_error(&deep),
+        "test.rules:1: expressions nest more than 200 levels deep; .rules files cannot be nested this deeply (split the expression)"
+    );
+    let unary = format!("x = {}1\n", "-".repeat(5000));
+    assert!(load_error(&unary).contains("nest more than 200 levels"));
+    // Well within the limit: loads.
+    policy(&format!(
+        "x = {}{}\nprefix_rule(pattern=[\"ls\"])\n",
+        "(".repeat(150),
+        ")".repeat(150)
+    ));
+}
