@@ -3,8 +3,11 @@
 
 use std::fmt;
 
+use serde::Serialize;
+
 /// Why a script did not yield plain segments (spec 03 "Two views", item 1).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "kind", content = "detail", rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum NotPlainReason {
     /// The wrapper is not exactly `[shell, -c|-lc, script]` (spec 03 edge cases 2, 20).
@@ -56,7 +59,8 @@ impl fmt::Display for NotPlainReason {
 }
 
 /// One remark about how a command was read.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "kind", content = "detail", rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum Note {
     /// The command is not plain, and why.

@@ -3,6 +3,7 @@
 
 use std::collections::HashSet;
 
+use serde::Serialize;
 use tree_sitter::Tree;
 
 use crate::argv::validate_argv;
@@ -20,7 +21,8 @@ use crate::syntax::{ParseBudget, parse_bash};
 use crate::wrapper::{WrapperForm, extract_shell_wrapper};
 
 /// How [`ParsedCommand::segments`] was obtained.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
 pub enum SegmentSource {
     /// The argv is not a shell wrapper: one segment, plain (spec 03 edge case 1).
     Direct,
@@ -38,7 +40,7 @@ pub enum SegmentSource {
 /// Invariants: `segments` is never empty and no segment is empty; `plain` is true exactly
 /// when `source` is [`SegmentSource::Direct`] or [`SegmentSource::PlainScript`]; every
 /// segment also appears in `inner` (spec 03 edge case 3).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct ParsedCommand {
     /// Plain segments, the heredoc command's words, or `[argv]`.
     pub segments: Vec<Vec<String>>,

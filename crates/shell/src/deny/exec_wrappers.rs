@@ -72,8 +72,9 @@ const SYNTAX: &[WrapperSyntax] = &[
         assignments: false,
     },
     WrapperSyntax {
+        // `-P altpath` is BSD/macOS env.
         name: "env",
-        short_with_value: &['u', 'C', 'S'],
+        short_with_value: &['u', 'C', 'S', 'P'],
         long_with_value: &["unset", "chdir", "split-string"],
         positionals: 0,
         assignments: true,
@@ -108,8 +109,9 @@ const SYNTAX: &[WrapperSyntax] = &[
         assignments: false,
     },
     WrapperSyntax {
+        // `-J`, `-R`, `-S` are BSD/macOS xargs.
         name: "xargs",
-        short_with_value: &['n', 'L', 'P', 's', 'd', 'E', 'I', 'a'],
+        short_with_value: &['n', 'L', 'P', 's', 'd', 'E', 'I', 'a', 'J', 'R', 'S'],
         long_with_value: &[
             "max-args",
             "max-lines",
@@ -143,8 +145,9 @@ const SYNTAX: &[WrapperSyntax] = &[
         assignments: true,
     },
     WrapperSyntax {
+        // `-a style` is OpenBSD doas.
         name: "doas",
-        short_with_value: &['u', 'C'],
+        short_with_value: &['u', 'C', 'a'],
         long_with_value: &[],
         positionals: 0,
         assignments: false,
@@ -252,7 +255,11 @@ pub fn unwrap_exec_wrapper(argv: &[String]) -> Option<Unwrapped<'_>> {
         }
     }
     index += syntax.positionals;
-    let rest = argv.get(index..).unwrap_or_default();
+    let mut rest = argv.get(index..).unwrap_or_default();
+    if syntax.name == "command" && describes_only(argv.get(1..index).unwrap_or_default()) {
+        // `command -v git` / `command -V git` only report what `git` would be.
+        rest = &[];
+    }
     if let Some(split) = split_string {
         // `env -S STRING ARGS...` runs the words of STRING followed by ARGS.
         let mut script = split.to_owned();
@@ -276,6 +283,15 @@ pub fn unwrap_exec_wrapper(argv: &[String]) -> Option<Unwrapped<'_>> {
         command: rest,
         assignments,
         script: None,
+    })
+}
+
+/// Whether `command`'s options include `-v` or `-V` (describe, do not run).
+fn describes_only(options: &[String]) -> bool {
+    options.iter().any(|option| {
+        option
+            .strip_prefix('-')
+            .is_some_and(|cluster| !cluster.starts_with('-') && cluster.contains(['v', 'V']))
     })
 }
 

@@ -16,6 +16,7 @@ use std::fmt;
 
 pub use exec_wrappers::{EXEC_WRAPPERS, Unwrapped, basename, is_exec_wrapper, unwrap_exec_wrapper};
 
+use serde::Serialize;
 use tree_sitter::Tree;
 
 use crate::notes::Note;
@@ -26,7 +27,8 @@ use crate::syntax::ParseBudget;
 pub const DEFAULT_MAX_DEPTH: usize = 16;
 
 /// Where a deny-view command was found, outermost step first.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum Via {
     /// Inside the script of a shell wrapper (`bash -c`, `sh -lc`, ...).
@@ -87,7 +89,7 @@ impl fmt::Display for Via {
 }
 
 /// One command of the deny view.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct InnerCommand {
     /// The command's words, loosely read (quotes removed, expansions as literal text).
     /// Never empty, and the first word is never empty.
@@ -97,7 +99,8 @@ pub struct InnerCommand {
 }
 
 /// How an environment variable assignment was written.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum AssignmentKind {
     /// `NAME=value cmd`
@@ -117,7 +120,7 @@ pub enum AssignmentKind {
 }
 
 /// An environment variable assignment found anywhere in the command.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct EnvAssignment {
     /// The variable name (for `a[1]=x`, the array name `a`).
     pub name: String,
@@ -130,7 +133,7 @@ pub struct EnvAssignment {
 }
 
 /// The deny view of one argv.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct DenyView {
     /// Every command found, the argv itself first, then in discovery order (source order
     /// within each script). May contain duplicates.

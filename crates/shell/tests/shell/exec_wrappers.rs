@@ -130,6 +130,10 @@ fn env_options_and_assignments() {
         argv(&["git", "push"])
     );
     assert!(wrapped(&["env"]).is_empty());
+    assert_eq!(
+        wrapped(&["env", "-P", "/opt/bin", "git", "push"]),
+        argv(&["git", "push"])
+    );
 }
 
 #[test]

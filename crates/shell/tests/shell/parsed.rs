@@ -218,3 +218,25 @@ fn notes_render_for_people() {
         vec!["not plain: script uses a `subshell` construct".to_owned()]
     );
 }
+
+#[test]
+fn serializes_for_reports_and_the_audit_log() {
+    let parsed = parse(&bash("timeout 5 git push; (ls)"));
+    let json = serde_json::to_value(&parsed).unwrap();
+    assert_eq!(json["plain"], serde_json::json!(false));
+    assert_eq!(json["source"], serde_json::json!("whole_argv"));
+    assert_eq!(
+        json["notes"][0],
+        serde_json::json!({"kind": "not_plain", "detail": {"kind": "construct", "detail": "subshell"}})
+    );
+    let pushed = json["inner"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|inner| inner["argv"] == serde_json::json!(["git", "push"]))
+        .unwrap();
+    assert_eq!(
+        pushed["via"],
+        serde_json::json!([{"kind": "shell_script", "program": "bash"}, {"kind": "exec_wrapper", "wrapper": "timeout"}])
+    );
+}
