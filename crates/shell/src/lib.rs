@@ -22,6 +22,8 @@
 //! seen. Everything here only ever makes a decision stricter; fail-closed functions
 //! return `Option`, where `None` means "not safely understood".
 
+#![deny(missing_docs)]
+
 mod argv;
 mod code_loading;
 mod danger;

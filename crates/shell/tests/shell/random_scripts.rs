@@ -134,6 +134,20 @@ proptest! {
     }
 }
 
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 12, ..ProptestConfig::default() })]
+
+    /// Random 64 KiB scripts (a random fragment sequence repeated to size).
+    #[test]
+    fn random_64k_scripts_never_panic(unit in script_strategy().prop_filter("non-empty", |unit| !unit.is_empty())) {
+        let script = unit.repeat((64 * 1024 / unit.len()).max(1));
+        let command = vec!["bash".to_owned(), "-lc".to_owned(), script];
+        if let Ok(parsed) = parse_command(&command) {
+            prop_assert!(!parsed.segments.is_empty());
+        }
+    }
+}
+
 /// Adversarial shapes at the 64 KiB scale: must parse without stack overflow or panic.
 #[test]
 fn hostile_64k_scripts_complete() {

@@ -1,5 +1,5 @@
 //! Every real-world command (tldr-pages examples and commands AI agents ran, in
-//! `../shared/conformance/real-world/commands/`) is processed without panic; the run
+//! `$AIRLOCK_SHARED/conformance/real-world/commands/`) is processed without panic; the run
 //! prints how many were plain. Skipped (with a message) when the corpus is absent.
 
 use std::path::PathBuf;
