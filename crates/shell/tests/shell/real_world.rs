@@ -9,9 +9,12 @@ use airlock_shell::{
     parse_command,
 };
 
+/// `$AIRLOCK_SHARED` (as `scripts/test` uses it), else `shared/` beside the work tree.
 fn corpus_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../../shared/conformance/real-world/commands")
+    let shared = std::env::var_os("AIRLOCK_SHARED")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared"));
+    shared.join("conformance/real-world/commands")
 }
 
 /// Processes every script of one JSON-lines file; returns (total, plain, heredoc, safe,
