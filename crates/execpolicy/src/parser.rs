@@ -88,6 +88,15 @@ impl PolicyParser {
         let mut calls = Vec::new();
         for definition in file.definitions.into_inner() {
             match definition {
+                // Only calls with examples keep a copy of their rules for validation;
+                // the rest move straight into the policy (most calls have none).
+                Definition::Rule(call)
+                    if call.matches.is_empty() && call.not_matches.is_empty() =>
+                {
+                    for rule in call.rules {
+                        next.push_rule(rule);
+                    }
+                }
                 Definition::Rule(call) => {
                     for rule in &call.rules {
                         next.push_rule(rule.clone());
