@@ -7,10 +7,22 @@
 //! Must not: choose profiles, ask for approval, or run anything unconfined when the
 //! profile asks for confinement — every failure is an error before the command runs.
 //!
-//! Current limitations: files created after launch that match a deny glob are not
-//! masked (bubblewrap can only mask what exists); symlinked directories are not
-//! followed when expanding deny globs; legacy Landlock refuses profiles it cannot
-//! express (see [`landlock_mode`]).
+//! Current limitations:
+//! - files created after launch that match a deny glob are not masked (bubblewrap can
+//!   only mask what exists); symlinked directories are not followed when expanding
+//!   deny globs;
+//! - a deny mask or read-only bind on a single *file* is a mount on that inode: if the
+//!   host replaces the file by rename while the command runs (editors, `git config`
+//!   writing `config.lock`), Linux detaches the mount in the sandbox and the new file
+//!   is visible there. Directories are bound whole where possible (`.git`, nested
+//!   `.git`, placeholders) for this reason; denied single files keep the limitation;
+//! - nested repositories are searched [`resolve::NESTED_REPO_SCAN_DEPTH`] levels deep
+//!   and not at all under temporary roots (`/tmp`, `/var/tmp`, `$TMPDIR`);
+//! - with network restricted, `AF_UNIX` datagram sockets cannot be created (even as a
+//!   socketpair), because `sendmsg` could address any socket path the command can see;
+//! - set-user/group-id mode bits cannot be set (`chmod g+s` on a directory included);
+//! - legacy Landlock refuses profiles it cannot express and root launchers (see
+//!   [`landlock_mode`]).
 
 pub mod args;
 pub mod bwrap_path;
