@@ -1,0 +1,175 @@
+//! Which exec policy is in use, and what happens when it cannot be loaded (spec 02
+//! §Policy files in use; Airlock fails closed where Codex falls back to an empty policy).
+//!
+//! Files: `$AIRLOCK_HOME/rules/*.rules` (sorted), then the trusted project's
+//! `.airlock/rules/*.rules` (sorted); explicit rules files (`-r`) replace both. When any
+//! file fails to load, the policy is **unavailable**: a clear warning is recorded and the
+//! requirement computation makes every command need approval (never "no rules").
+
+use std::path::PathBuf;
+
+use airlock_execpolicy::{Policy, default_policy_files, load_policy_files};
+
+use crate::requirement::{
+    ExecApprovalRequest, RequirementError, RequirementOutcome,
+    create_exec_approval_requirement_for_command,
+};
+
+/// Where the rules come from.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ExecPolicySources {
+    /// `$AIRLOCK_HOME`; its `rules/*.rules` are loaded first.
+    pub airlock_home: Option<PathBuf>,
+    /// The project directory, only when the project is trusted; its
+    /// `.airlock/rules/*.rules` are loaded after the home rules.
+    pub trusted_project: Option<PathBuf>,
+    /// Explicit rules files (`-r/--rules`, `session/start.rules`); when non-empty they
+    /// replace the configured files.
+    pub explicit_rules: Vec<PathBuf>,
+}
+
+/// The loaded policy or why there is none.
+#[derive(Debug, Clone)]
+pub enum PolicyState {
+    /// Every file loaded (possibly no file at all: an empty policy).
+    Loaded(Policy),
+    /// A file failed to load: every command needs approval (fail closed).
+    Unavailable {
+        /// The error, with its causes, for people.
+        reason: String,
+    },
+}
+
+/// The exec policy of a session: the files in use, their policy (or the failure) and the
+/// warnings to show once.
+#[derive(Debug, Clone)]
+pub struct ExecPolicyManager {
+    state: PolicyState,
+    files: Vec<PathBuf>,
+    warnings: Vec<String>,
+}
+
+impl ExecPolicyManager {
+    /// Lists and loads the rules files of `sources` (spec 02 §Policy files in use). Never
+    /// fails: a listing or load error gives [`PolicyState::Unavailable`] and a warning.
+    #[must_use]
+    pub fn load(sources: &ExecPolicySources) -> Self {
+        let files = if sources.explicit_rules.is_empty() {
+            match &sources.airlock_home {
+                Some(home) => {
+                    match default_policy_files(home, sources.trusted_project.as_deref()) {
+                        Ok(files) => files,
+                        Err(err) => {
+                            return Self::unavailable(format!(
+                                "cannot list rules files under {}: {err}",
+                                home.display()
+                            ));
+                        }
+                    }
+                }
+                None => Vec::new(),
+            }
+        } else {
+            sources.explicit_rules.clone()
+        };
+        Self::load_files(files)
+    }
+
+    /// Loads exactly `files`, in order.
+    #[must_use]
+    pub fn load_files(files: Vec<PathBuf>) -> Self {
+        match load_policy_files(&files) {
+            Ok(policy) => Self {
+                state: PolicyState::Loaded(policy),
+                files,
+                warnings: Vec::new(),
+            },
+            Err(err) => {
+                let mut manager = Self::unavailable(error_chain(&err));
+                manager.files = files;
+                manager
+            }
+        }
+    }
+
+    /// A manager around an already built policy.
+    #[must_use]
+    pub fn from_policy(policy: Policy) -> Self {
+        Self {
+            state: PolicyState::Loaded(policy),
+            files: Vec::new(),
+            warnings: Vec::new(),
+        }
+    }
+
+    /// A manager whose policy is unavailable for `reason` (fail closed).
+    #[must_use]
+    pub fn unavailable(reason: String) -> Self {
+        let warning = format!(
+            "exec policy unavailable ({reason}); every command will need approval until it is fixed"
+        );
+        Self {
+            state: PolicyState::Unavailable { reason },
+            files: Vec::new(),
+            warnings: vec![warning],
+        }
+    }
+
+    /// The loaded policy, or `None` when unavailable.
+    #[must_use]
+    pub fn policy(&self) -> Option<&Policy> {
+        match &self.state {
+            PolicyState::Loaded(policy) => Some(policy),
+            PolicyState::Unavailable { .. } => None,
+        }
+    }
+
+    /// The state: loaded or unavailable.
+    #[must_use]
+    pub fn state(&self) -> &PolicyState {
+        &self.state
+    }
+
+    /// The rules files in use, in load order.
+    #[must_use]
+    pub fn files(&self) -> &[PathBuf] {
+        &self.files
+    }
+
+    /// Warnings to show to the user (a failed load).
+    #[must_use]
+    pub fn warnings(&self) -> &[String] {
+        &self.warnings
+    }
+
+    /// Adds an accepted amendment to the live policy (after it was persisted). No effect
+    /// while the policy is unavailable: a broken policy stays fail-closed.
+    pub fn add_allow_prefix_rule(&mut self, prefix: &[String]) {
+        if let PolicyState::Loaded(policy) = &mut self.state {
+            policy.add_allow_prefix_rule(prefix);
+        }
+    }
+
+    /// [`create_exec_approval_requirement_for_command`] with this manager's policy.
+    ///
+    /// # Errors
+    /// As [`create_exec_approval_requirement_for_command`] (input errors only).
+    pub fn create_exec_approval_requirement_for_command(
+        &self,
+        request: &ExecApprovalRequest<'_>,
+    ) -> Result<RequirementOutcome, RequirementError> {
+        create_exec_approval_requirement_for_command(self.policy(), request)
+    }
+}
+
+/// `error: cause: cause ...` on one line.
+fn error_chain(err: &dyn std::error::Error) -> String {
+    let mut text = err.to_string();
+    let mut source = err.source();
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    text
+}

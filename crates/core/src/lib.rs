@@ -1,0 +1,27 @@
+//! Airlock's core: one tool call through the three layers (spec `07-orchestrator.md`).
+//!
+//! Owns:
+//! - the **approval requirement** of a command ([`requirement`]): segments and deny view
+//!   from `airlock-shell`, rule matches from `airlock-execpolicy`, the heuristics fallback,
+//!   the strictest decision, the `never`/granular rejections, amendment proposals, the
+//!   default requirement and the first-attempt sandbox override (spec 03, spec 07);
+//! - the **exec-policy manager** ([`exec_policy_manager`]): which `.rules` files are in
+//!   use and what happens when one fails to load (fail closed, spec 02);
+//! - the orchestrator, sessions and the audit log (spec 07, spec 10).
+//!
+//! Must not: spawn processes outside the orchestrator, or widen anything a previous step
+//! decided (spec README invariant 1).
+
+#![deny(missing_docs)]
+
+pub mod exec_policy_manager;
+pub mod requirement;
+
+pub use exec_policy_manager::{ExecPolicyManager, ExecPolicySources, PolicyState};
+pub use requirement::{
+    BANNED_PREFIX_SUGGESTIONS, ExecApprovalRequest, PromptSource, RequirementError,
+    RequirementOutcome, SandboxOverride, canonicalize_command_for_approval,
+    create_exec_approval_requirement_for_command, default_exec_approval_requirement,
+    prompt_is_rejected_by_policy, render_decision_for_unmatched_command,
+    sandbox_override_for_first_attempt,
+};

@@ -1,0 +1,45 @@
+//! Whether the first attempt may leave the sandbox (spec 07 step 4).
+
+use airlock_permissions::FileSystemPolicyQueries;
+use airlock_protocol::{ExecApprovalRequirement, FileSystemSandboxPolicy, SandboxPermissions};
+use serde::Serialize;
+
+/// The first attempt's sandbox override (spec 07 step 4).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SandboxOverride {
+    /// Sandbox as the profile and the manager decide.
+    NoOverride,
+    /// Run the first attempt without the sandbox.
+    BypassSandboxFirstAttempt,
+}
+
+/// Spec 07 step 4, in order:
+/// - any deny-read entry (`unsandboxed_execution_allowed() == false`) → `NoOverride`
+///   (spec README invariant 2: deny-read is sticky);
+/// - `Skip { bypass_sandbox: true }` → `BypassSandboxFirstAttempt` (invariant 3);
+/// - the call requires escalated permissions → `BypassSandboxFirstAttempt` (it was
+///   approved, or is forbidden and never runs);
+/// - otherwise `NoOverride`.
+#[must_use]
+pub fn sandbox_override_for_first_attempt(
+    sandbox_permissions: SandboxPermissions,
+    requirement: &ExecApprovalRequirement,
+    fs_policy: &FileSystemSandboxPolicy,
+) -> SandboxOverride {
+    if !fs_policy.unsandboxed_execution_allowed() {
+        return SandboxOverride::NoOverride;
+    }
+    if matches!(
+        requirement,
+        ExecApprovalRequirement::Skip {
+            bypass_sandbox: true,
+            ..
+        }
+    ) || sandbox_permissions.requires_escalated_permissions()
+    {
+        SandboxOverride::BypassSandboxFirstAttempt
+    } else {
+        SandboxOverride::NoOverride
+    }
+}

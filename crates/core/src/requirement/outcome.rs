@@ -1,0 +1,86 @@
+//! What the requirement computation found, for `airlock explain` and the audit log.
+
+use airlock_execpolicy::{Decision, RuleMatch};
+use airlock_protocol::ExecApprovalRequirement;
+use airlock_shell::ParsedCommand;
+use serde::Serialize;
+
+use super::rejection::PromptSource;
+
+/// A dangerous command the deny view found (spec 03 edge case 7).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct DangerSummary {
+    /// The pattern's stable id (`rm-recursive-force`, ...).
+    pub pattern: &'static str,
+    /// What the pattern flags.
+    pub description: &'static str,
+    /// The command it matched.
+    pub command: Vec<String>,
+}
+
+/// How one segment was decided (spec 03 "Policy evaluation over segments" item 1).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct SegmentVerdict {
+    /// The segment.
+    pub command: Vec<String>,
+    /// Its rule matches, or the single heuristics match when no rule applied.
+    pub matches: Vec<RuleMatch>,
+    /// Whether the known-safe list vouches for it (always false when not plain).
+    pub known_safe: bool,
+    /// The strictest decision over `matches`.
+    pub decision: Decision,
+    /// Whether an explicit allow rule matched it and no rule asked for more, so it may
+    /// count toward a sandbox bypass (spec README invariant 3; edge case 18 and the
+    /// writable-root rule of [`super::create_exec_approval_requirement_for_command`]).
+    pub bypass_eligible: bool,
+}
+
+/// A `forbidden` or `prompt` rule matched by a deny-view command (spec 03 edge case 4).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct InnerRuleMatch {
+    /// The deny-view command.
+    pub command: Vec<String>,
+    /// The rule match (against the literal program or its basename).
+    pub rule: RuleMatch,
+}
+
+/// One reason the decision is at least `prompt`, with its granular category.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct PromptCause {
+    /// Which granular switch governs it (spec 03 edge case 13).
+    pub source: PromptSource,
+    /// What caused it, for people.
+    pub detail: String,
+}
+
+/// The requirement of one command with everything that led to it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct RequirementOutcome {
+    /// Segments, plainness, deny view, assignments and notes (spec 03).
+    pub parsed: ParsedCommand,
+    /// Per segment: rule matches or the heuristic verdict.
+    pub segments: Vec<SegmentVerdict>,
+    /// `forbidden`/`prompt` rules matched through the deny view.
+    pub deny_view_matches: Vec<InnerRuleMatch>,
+    /// The first dangerous command of the deny view, if any.
+    pub dangerous: Option<DangerSummary>,
+    /// Names (never values) of code-loading variables assigned anywhere (spec 03 item 4).
+    pub code_loading_variables: Vec<String>,
+    /// Why the decision is at least `prompt`, in the order found.
+    pub prompt_causes: Vec<PromptCause>,
+    /// The strictest decision over everything above.
+    pub decision: Decision,
+    /// Set when the exec policy could not be loaded: every command needs approval.
+    pub policy_unavailable: Option<String>,
+    /// The result.
+    pub requirement: ExecApprovalRequirement,
+}
+
+impl RequirementOutcome {
+    /// Every rule match of the segments, in order (the `matched_rules` of `explain`).
+    pub fn matched_rules(&self) -> impl Iterator<Item = &RuleMatch> {
+        self.segments
+            .iter()
+            .flat_map(|segment| segment.matches.iter())
+    }
+}

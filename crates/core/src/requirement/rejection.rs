@@ -1,0 +1,51 @@
+//! Whether the approval policy forbids asking (spec README invariants 4 and 5, spec 03
+//! edge case 13, reference §7).
+
+use airlock_protocol::AskForApproval;
+use serde::Serialize;
+
+use super::default::SANDBOX_APPROVAL_DISALLOWED;
+
+/// Reason when a prompt is needed under `never` (reference §7).
+pub const NEVER_REJECTS_PROMPT: &str =
+    "approval required by policy, but AskForApproval is set to Never";
+
+/// Reason when a rule prompt is needed under granular with `rules = false`.
+pub const RULES_APPROVAL_DISALLOWED: &str =
+    "approval required by policy rule, but AskForApproval::Granular.rules is false";
+
+/// Which granular category a prompt belongs to (spec 03 edge case 13).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PromptSource {
+    /// An exec-policy `prompt` rule (plain view or deny view): category `rules`.
+    Rule,
+    /// Heuristics: dangerous command, escalation request, code-loading assignment, a
+    /// fallback `prompt`, an incompletely inspected script or an unavailable policy:
+    /// category `sandbox_approval`.
+    Heuristic,
+}
+
+/// `Some(reason)` when `policy` forbids a prompt of `source`: `never` always; granular when
+/// the category's switch is `false`. `None` when the prompt may be shown.
+/// Source: reference §7 `prompt_is_rejected_by_policy`, spec 03 edge case 13.
+#[must_use]
+pub fn prompt_is_rejected_by_policy(
+    policy: AskForApproval,
+    source: PromptSource,
+) -> Option<&'static str> {
+    match (policy, source) {
+        (AskForApproval::Never, _) => Some(NEVER_REJECTS_PROMPT),
+        (AskForApproval::Granular(config), PromptSource::Rule)
+            if !config.allows_rules_approval() =>
+        {
+            Some(RULES_APPROVAL_DISALLOWED)
+        }
+        (AskForApproval::Granular(config), PromptSource::Heuristic)
+            if !config.allows_sandbox_approval() =>
+        {
+            Some(SANDBOX_APPROVAL_DISALLOWED)
+        }
+        _ => None,
+    }
+}
