@@ -1,14 +1,40 @@
 //! `create_exec_approval_requirement_for_command` (spec 03 "Policy evaluation over
-//! segments", reference §7).
+//! segments", edge cases 1–23; reference §7).
 
-use airlock_execpolicy::Policy;
+use airlock_execpolicy::{Decision, Policy};
+use airlock_protocol::{ExecApprovalRequirement, ExecPolicyAmendment, FileSystemSandboxKind};
+use airlock_shell::{NotPlainReason, ParsedCommand, command_might_be_dangerous, parse_command};
 
+use super::amendment::{ProposalInputs, propose_for_prompt, propose_for_skip};
+use super::danger::first_unallowed_danger;
+use super::deny::deny_view_matches;
 use super::error::RequirementError;
-use super::outcome::RequirementOutcome;
+use super::fallback::render_decision_for_unmatched_command;
+use super::outcome::{InnerRuleMatch, PromptCause, RequirementOutcome, SegmentVerdict};
+use super::reason::{self, NEVER_ESCALATION};
+use super::rejection::{PromptSource, prompt_is_rejected_by_policy};
 use super::request::ExecApprovalRequest;
+use super::segments::SegmentEvaluator;
 
-/// Computes the requirement of `request.command` under `policy` (`None` = the exec policy
-/// is unavailable: every command needs approval, spec 02 fail closed).
+/// Computes the requirement of `request.command` under `policy`; `None` means the exec
+/// policy could not be loaded, and every command then needs approval (spec 02, fail
+/// closed; under `never` that is `Forbidden`).
+///
+/// Order (spec 03, edge-case numbers in brackets):
+/// 1. parse: segments, plainness, deny view, assignments [1–3, 15, 16];
+/// 2. `require_escalated`/`with_additional_permissions` under `never` → `Forbidden` [12];
+/// 3. each segment: rule matches (an allow through a path only per [18]), else the
+///    heuristics fallback (spec 03 "Fallback decision");
+/// 4. the deny view against `forbidden`/`prompt` rules [3, 4];
+/// 5. heuristic prompt causes: unavailable policy, incompletely inspected script,
+///    code-loading assignments [14], a dangerous command not explicitly allowed [7, 19]
+///    (under `never`: `forbidden` unless full write access or an external sandbox), an
+///    escalation request on a restricted filesystem unless every segment of a plain
+///    command is explicitly allowed [19];
+/// 6. the strictest decision; a prompt whose category the policy rejects → `Forbidden`
+///    [13]; `Skip` bypasses only when the command is plain and every segment is allowed
+///    by rule through a program that may bypass (invariant 3, [18], red-team rule);
+/// 7. the amendment proposal (spec 03 "Amendment proposals", [5, 11, 21]).
 ///
 /// # Errors
 /// [`RequirementError::InvalidCommand`] for an empty argv, an empty program or a NUL byte
@@ -17,26 +43,284 @@ pub fn create_exec_approval_requirement_for_command(
     policy: Option<&Policy>,
     request: &ExecApprovalRequest<'_>,
 ) -> Result<RequirementOutcome, RequirementError> {
-    let _ = (policy, request);
-    todo_requirement(request)
-}
-
-fn todo_requirement(
-    request: &ExecApprovalRequest<'_>,
-) -> Result<RequirementOutcome, RequirementError> {
-    let parsed = airlock_shell::parse_command(request.command)?;
+    let parsed = parse_command(request.command)?;
+    let empty = Policy::empty();
+    let loaded = policy.unwrap_or(&empty);
+    let evaluator = SegmentEvaluator::new(request, parsed.plain);
+    let whole_dangerous = parsed.find_dangerous().is_some();
+    let verdicts: Vec<SegmentVerdict> = parsed
+        .segments
+        .iter()
+        .map(|segment| {
+            let dangerous = if segment.as_slice() == request.command {
+                whole_dangerous
+            } else {
+                command_might_be_dangerous(segment)
+            };
+            evaluator.evaluate(loaded, segment, dangerous)
+        })
+        .collect();
+    let deny_view_matches = deny_view_matches(loaded, request.command, &parsed);
+    let dangerous = first_unallowed_danger(&parsed.inner, &verdicts);
+    let mut code_loading_variables: Vec<String> = Vec::new();
+    for assignment in parsed.code_loading_assignments() {
+        if !code_loading_variables.contains(&assignment.name) {
+            code_loading_variables.push(assignment.name.clone());
+        }
+    }
+    let mut state = Decider {
+        request,
+        parsed: &parsed,
+        verdicts: &verdicts,
+        deny_view_matches: &deny_view_matches,
+        causes: Vec::new(),
+        heuristic_forbidden: None,
+    };
+    state.collect_causes(
+        policy.is_none(),
+        &code_loading_variables,
+        dangerous.as_ref(),
+    );
+    let decision = state.decision();
+    let requirement = if request.approval_policy == airlock_protocol::AskForApproval::Never
+        && request.sandbox_permissions.requests_sandbox_override()
+    {
+        ExecApprovalRequirement::Forbidden {
+            reason: NEVER_ESCALATION.to_owned(),
+        }
+    } else {
+        state.requirement(decision, loaded, &evaluator)
+    };
+    let prompt_causes = state.causes;
     Ok(RequirementOutcome {
         parsed,
-        segments: Vec::new(),
-        deny_view_matches: Vec::new(),
-        dangerous: None,
-        code_loading_variables: Vec::new(),
-        prompt_causes: Vec::new(),
-        decision: airlock_execpolicy::Decision::Prompt,
-        policy_unavailable: None,
-        requirement: airlock_protocol::ExecApprovalRequirement::NeedsApproval {
-            reason: Some("not implemented yet".to_owned()),
-            proposed_execpolicy_amendment: None,
-        },
+        segments: verdicts,
+        deny_view_matches,
+        dangerous,
+        code_loading_variables,
+        prompt_causes,
+        decision,
+        policy_unavailable: policy
+            .is_none()
+            .then(|| "the exec policy could not be loaded".to_owned()),
+        requirement,
     })
+}
+
+/// The decision state of one command.
+struct Decider<'a> {
+    request: &'a ExecApprovalRequest<'a>,
+    parsed: &'a ParsedCommand,
+    verdicts: &'a [SegmentVerdict],
+    deny_view_matches: &'a [InnerRuleMatch],
+    causes: Vec<PromptCause>,
+    heuristic_forbidden: Option<String>,
+}
+
+impl Decider<'_> {
+    fn cause(&mut self, detail: String) {
+        self.causes.push(PromptCause {
+            source: PromptSource::Heuristic,
+            detail,
+        });
+    }
+
+    /// Step 5 of [`create_exec_approval_requirement_for_command`].
+    fn collect_causes(
+        &mut self,
+        policy_unavailable: bool,
+        code_loading: &[String],
+        dangerous: Option<&super::outcome::DangerSummary>,
+    ) {
+        let command = reason::render(self.request.command);
+        if policy_unavailable {
+            self.cause(format!(
+                "`{command}` requires approval: the exec policy could not be loaded"
+            ));
+        }
+        if !self.parsed.deny_view_complete()
+            || matches!(
+                self.parsed.not_plain_reason(),
+                Some(NotPlainReason::Unparsed)
+            )
+        {
+            self.cause(format!(
+                "`{command}` requires approval: the script could not be inspected completely"
+            ));
+        }
+        if !code_loading.is_empty() {
+            self.cause(format!(
+                "`{command}` requires approval: it sets {}, which can load code into the commands it runs",
+                code_loading.join(", ")
+            ));
+        }
+        if let Some(danger) = dangerous {
+            let detail = format!(
+                "`{}` may be dangerous ({})",
+                reason::render(&danger.command),
+                danger.description
+            );
+            match render_decision_for_unmatched_command(
+                self.request.approval_policy,
+                self.request.file_system_sandbox_policy,
+                self.request.sandbox_permissions,
+                false,
+                true,
+            ) {
+                Decision::Forbidden => {
+                    self.heuristic_forbidden =
+                        Some(format!("{} ({detail})", reason::blocked(&command)));
+                }
+                Decision::Prompt => self.cause(format!("`{command}` requires approval: {detail}")),
+                Decision::Allow => {}
+            }
+        }
+        let all_allowed_by_rule =
+            self.parsed.plain && self.verdicts.iter().all(SegmentVerdict::allowed_by_rule);
+        if self.request.sandbox_permissions.requests_sandbox_override()
+            && self.request.file_system_sandbox_policy.kind == FileSystemSandboxKind::Restricted
+            && !all_allowed_by_rule
+        {
+            self.cause(format!(
+                "`{command}` asks to run with permissions beyond the sandbox"
+            ));
+        }
+    }
+
+    /// The strictest decision over segments, deny view and causes.
+    fn decision(&self) -> Decision {
+        let mut decision = self
+            .verdicts
+            .iter()
+            .map(|verdict| verdict.decision)
+            .chain(
+                self.deny_view_matches
+                    .iter()
+                    .map(|found| found.rule.decision()),
+            )
+            .max()
+            .unwrap_or(Decision::Prompt);
+        if !self.causes.is_empty() {
+            decision = decision.max(Decision::Prompt);
+        }
+        if self.heuristic_forbidden.is_some() {
+            decision = Decision::Forbidden;
+        }
+        decision
+    }
+
+    /// Step 6–7: the requirement for `decision`.
+    fn requirement(
+        &self,
+        decision: Decision,
+        policy: &Policy,
+        evaluator: &SegmentEvaluator<'_>,
+    ) -> ExecApprovalRequirement {
+        match decision {
+            Decision::Forbidden => ExecApprovalRequirement::Forbidden {
+                reason: self.forbidden_reason(),
+            },
+            Decision::Prompt => self.prompt_requirement(policy, evaluator),
+            Decision::Allow => ExecApprovalRequirement::Skip {
+                bypass_sandbox: self.parsed.plain
+                    && self.verdicts.iter().all(|verdict| verdict.bypass_eligible),
+                proposed_execpolicy_amendment: propose_for_skip(&self.proposal_inputs())
+                    .map(ExecPolicyAmendment::new),
+            },
+        }
+    }
+
+    fn forbidden_reason(&self) -> String {
+        let rules = self
+            .verdicts
+            .iter()
+            .flat_map(|verdict| verdict.matches.iter())
+            .chain(self.deny_view_matches.iter().map(|found| &found.rule));
+        if let Some(rule) = reason::most_specific(rules, Decision::Forbidden) {
+            return reason::forbidden_by_rule(self.request.command, rule);
+        }
+        self.heuristic_forbidden
+            .clone()
+            .unwrap_or_else(|| reason::blocked(&reason::render(self.request.command)))
+    }
+
+    /// Every prompt with its category and optional reason, rule prompts first.
+    fn prompts(&self) -> Vec<(PromptSource, Option<String>)> {
+        let command = self.request.command;
+        let mut prompts: Vec<(PromptSource, Option<String>)> = self
+            .verdicts
+            .iter()
+            .flat_map(|verdict| verdict.matches.iter())
+            .chain(self.deny_view_matches.iter().map(|found| &found.rule))
+            .filter(|found| found.is_policy_match() && found.decision() == Decision::Prompt)
+            .map(|rule| {
+                (
+                    PromptSource::Rule,
+                    Some(reason::prompt_by_rule(command, rule)),
+                )
+            })
+            .collect();
+        if self.verdicts.iter().any(|verdict| {
+            !verdict.allowed_by_rule()
+                && !verdict.prompted_by_rule()
+                && verdict.decision == Decision::Prompt
+        }) {
+            prompts.push((PromptSource::Heuristic, None));
+        }
+        prompts.extend(
+            self.causes
+                .iter()
+                .map(|cause| (cause.source, Some(cause.detail.clone()))),
+        );
+        prompts
+    }
+
+    fn prompt_requirement(
+        &self,
+        policy: &Policy,
+        evaluator: &SegmentEvaluator<'_>,
+    ) -> ExecApprovalRequirement {
+        let prompts = self.prompts();
+        for (source, _) in &prompts {
+            if let Some(reason) =
+                prompt_is_rejected_by_policy(self.request.approval_policy, *source)
+            {
+                return ExecApprovalRequirement::Forbidden {
+                    reason: reason.to_owned(),
+                };
+            }
+        }
+        let reason = prompts.into_iter().find_map(|(_, reason)| reason);
+        let allows_every_segment = |prefix: &[String]| {
+            let mut amended = policy.clone();
+            amended.add_allow_prefix_rule(prefix);
+            self.verdicts.iter().all(|verdict| {
+                evaluator
+                    .evaluate(&amended, &verdict.command, verdict.dangerous)
+                    .decision
+                    == Decision::Allow
+            })
+        };
+        let proposal = propose_for_prompt(
+            &self.proposal_inputs(),
+            self.request.prefix_rule,
+            &allows_every_segment,
+        );
+        ExecApprovalRequirement::NeedsApproval {
+            reason,
+            proposed_execpolicy_amendment: proposal.map(ExecPolicyAmendment::new),
+        }
+    }
+
+    fn proposal_inputs(&self) -> ProposalInputs<'_> {
+        ProposalInputs {
+            plain: self.parsed.plain,
+            verdicts: self.verdicts,
+            prompt_rule_matched: self.verdicts.iter().any(SegmentVerdict::prompted_by_rule)
+                || self
+                    .deny_view_matches
+                    .iter()
+                    .any(|found| found.rule.decision() == Decision::Prompt),
+        }
+    }
 }

@@ -8,15 +8,21 @@
 //! The orchestrator then asks [`sandbox_override_for_first_attempt`] whether the first
 //! attempt may leave the sandbox.
 
+mod amendment;
 mod canonical;
 mod compute;
+mod danger;
 mod default;
+mod deny;
 mod error;
 mod fallback;
 mod first_attempt;
 mod outcome;
+mod program;
+mod reason;
 mod rejection;
 mod request;
+mod segments;
 
 pub use canonical::canonicalize_command_for_approval;
 pub use compute::create_exec_approval_requirement_for_command;
@@ -25,6 +31,7 @@ pub use error::RequirementError;
 pub use fallback::render_decision_for_unmatched_command;
 pub use first_attempt::{SandboxOverride, sandbox_override_for_first_attempt};
 pub use outcome::{DangerSummary, InnerRuleMatch, PromptCause, RequirementOutcome, SegmentVerdict};
+pub use reason::NEVER_ESCALATION;
 pub use rejection::{
     NEVER_REJECTS_PROMPT, PromptSource, RULES_APPROVAL_DISALLOWED, prompt_is_rejected_by_policy,
 };

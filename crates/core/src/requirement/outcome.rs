@@ -27,6 +27,8 @@ pub struct SegmentVerdict {
     pub matches: Vec<RuleMatch>,
     /// Whether the known-safe list vouches for it (always false when not plain).
     pub known_safe: bool,
+    /// Whether its deny view holds a dangerous command (spec 03 edge case 7).
+    pub dangerous: bool,
     /// The strictest decision over `matches`.
     pub decision: Decision,
     /// Whether an explicit allow rule matched it and no rule asked for more, so it may
