@@ -6,13 +6,14 @@
 //! file fails to load, the policy is **unavailable**: a clear warning is recorded and the
 //! requirement computation makes every command need approval (never "no rules").
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use airlock_execpolicy::{Policy, default_policy_files, load_policy_files};
+use airlock_permissions::AirlockConfig;
 
 use crate::requirement::{
     ExecApprovalRequest, RequirementError, RequirementOutcome,
-    create_exec_approval_requirement_for_command,
+    create_exec_approval_requirement_for_command, trusted_project,
 };
 
 /// Where the rules come from.
@@ -26,6 +27,25 @@ pub struct ExecPolicySources {
     /// Explicit rules files (`-r/--rules`, `session/start.rules`); when non-empty they
     /// replace the configured files.
     pub explicit_rules: Vec<PathBuf>,
+}
+
+impl ExecPolicySources {
+    /// The sources for a configuration: `$AIRLOCK_HOME/rules/`, the rules of the trusted
+    /// project containing `cwd` (if any), and `explicit_rules` (which replace both when
+    /// non-empty).
+    #[must_use]
+    pub fn for_config(
+        config: &AirlockConfig,
+        airlock_home: &Path,
+        cwd: &Path,
+        explicit_rules: Vec<PathBuf>,
+    ) -> Self {
+        Self {
+            airlock_home: Some(airlock_home.to_path_buf()),
+            trusted_project: trusted_project(config, cwd),
+            explicit_rules,
+        }
+    }
 }
 
 /// The loaded policy or why there is none.

@@ -22,6 +22,6 @@ pub use requirement::{
     BANNED_PREFIX_SUGGESTIONS, ExecApprovalRequest, PromptSource, RequirementError,
     RequirementOutcome, SandboxOverride, canonicalize_command_for_approval,
     create_exec_approval_requirement_for_command, default_exec_approval_requirement,
-    prompt_is_rejected_by_policy, render_decision_for_unmatched_command,
-    sandbox_override_for_first_attempt,
+    extra_safe_commands_from_config, first_attempt_sandboxed, prompt_is_rejected_by_policy,
+    render_decision_for_unmatched_command, sandbox_override_for_first_attempt, trusted_project,
 };

@@ -43,3 +43,33 @@ pub fn sandbox_override_for_first_attempt(
         SandboxOverride::NoOverride
     }
 }
+
+/// Whether the first attempt (after any approval) would run inside the platform sandbox:
+/// the `sandbox_requested` of spec 07 step 5. `None` for `Forbidden` (nothing runs).
+///
+/// `BypassSandboxFirstAttempt` → `false`; otherwise
+/// [`SandboxManager::should_sandbox`](airlock_sandbox::SandboxManager::should_sandbox)
+/// with preference `Auto` (an `External` profile → `false`, spec 05). This is policy
+/// intent, independent of whether the host has a sandbox backend (invariant 11).
+#[must_use]
+pub fn first_attempt_sandboxed(
+    sandbox_permissions: SandboxPermissions,
+    requirement: &ExecApprovalRequirement,
+    fs_policy: &FileSystemSandboxPolicy,
+    profile: &airlock_protocol::PermissionProfile,
+    managed_network: bool,
+) -> Option<bool> {
+    if matches!(requirement, ExecApprovalRequirement::Forbidden { .. }) {
+        return None;
+    }
+    match sandbox_override_for_first_attempt(sandbox_permissions, requirement, fs_policy) {
+        SandboxOverride::BypassSandboxFirstAttempt => Some(false),
+        SandboxOverride::NoOverride => {
+            Some(airlock_sandbox::SandboxManager::default().should_sandbox(
+                profile,
+                airlock_sandbox::SandboxablePreference::Auto,
+                managed_network,
+            ))
+        }
+    }
+}

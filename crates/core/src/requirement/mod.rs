@@ -23,19 +23,23 @@ mod reason;
 mod rejection;
 mod request;
 mod segments;
+mod settings;
 
 pub use canonical::canonicalize_command_for_approval;
 pub use compute::create_exec_approval_requirement_for_command;
 pub use default::{SANDBOX_APPROVAL_DISALLOWED, default_exec_approval_requirement};
 pub use error::RequirementError;
 pub use fallback::render_decision_for_unmatched_command;
-pub use first_attempt::{SandboxOverride, sandbox_override_for_first_attempt};
+pub use first_attempt::{
+    SandboxOverride, first_attempt_sandboxed, sandbox_override_for_first_attempt,
+};
 pub use outcome::{DangerSummary, InnerRuleMatch, PromptCause, RequirementOutcome, SegmentVerdict};
 pub use reason::NEVER_ESCALATION;
 pub use rejection::{
     NEVER_REJECTS_PROMPT, PromptSource, RULES_APPROVAL_DISALLOWED, prompt_is_rejected_by_policy,
 };
 pub use request::ExecApprovalRequest;
+pub use settings::{extra_safe_commands_from_config, trusted_project};
 
 /// Prefixes never offered as an amendment, whoever proposes them (reference §8, spec 03
 /// edge cases 11 and 21). Compared for equality with the whole proposal.
