@@ -17,6 +17,14 @@
 pub mod exec_policy_manager;
 pub mod requirement;
 
+pub mod audit;
+mod audit_time;
+pub mod orchestrator;
+pub mod process;
+pub mod session;
+pub mod session_config;
+pub mod shell_runtime;
+
 pub use exec_policy_manager::{ExecPolicyManager, ExecPolicySources, PolicyState};
 pub use requirement::{
     BANNED_PREFIX_SUGGESTIONS, ExecApprovalRequest, PromptSource, RequirementError,
@@ -25,3 +33,13 @@ pub use requirement::{
     extra_safe_commands_from_config, first_attempt_sandboxed, prompt_is_rejected_by_policy,
     render_decision_for_unmatched_command, sandbox_override_for_first_attempt, trusted_project,
 };
+
+pub use audit::{AuditLog, AuditRecord, CallOutcome};
+pub use orchestrator::{
+    OrchestratorOutcome, SandboxAttempt, SandboxSettings, ToolCallContext, ToolEnvironment,
+    ToolError, ToolOrchestrator,
+};
+pub use process::OutputMode;
+pub use session::{Session, SessionOptions, ShellCall, ShellCallOutcome};
+pub use session_config::SessionConfig;
+pub use shell_runtime::{ShellRequest, ShellRuntime};

@@ -1,0 +1,47 @@
+//! `SandboxAttempt`: the complete policy snapshot of one execution (spec README "The three
+//! layers"; spec 07 step 5). Not a running process.
+
+use std::path::PathBuf;
+
+use airlock_protocol::PermissionProfile;
+use airlock_sandbox::SandboxType;
+use airlock_sandbox::WindowsSandboxLevel;
+use serde::Serialize;
+
+/// Which attempt of a tool call this is (spec 07: there is never a third).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AttemptPhase {
+    /// The first attempt (spec 07 step 5).
+    First,
+    /// The retry after a sandbox denial (spec 07 step 6).
+    Retry,
+}
+
+/// One execution's policy (spec 07 step 5).
+#[derive(Debug, Clone, PartialEq)]
+pub struct SandboxAttempt {
+    /// First or retry.
+    pub phase: AttemptPhase,
+    /// The local wrapper chosen. `None` with `sandbox_requested = true` is legal (remote
+    /// executor, host without a sandbox; spec README invariant 11).
+    pub sandbox: SandboxType,
+    /// Whether policy asked for confinement.
+    pub sandbox_requested: bool,
+    /// The profile materialised against the workspace roots (local enforcement).
+    pub permissions: PermissionProfile,
+    /// The symbolic profile an executor would resolve itself.
+    pub exec_server_permissions: PermissionProfile,
+    /// Route network only through the managed proxy.
+    pub enforce_managed_network: bool,
+    /// The directory symbolic entries resolve against (the environment's cwd).
+    pub sandbox_policy_cwd: PathBuf,
+    /// The environment's workspace roots.
+    pub workspace_roots: Vec<PathBuf>,
+    /// The executable providing `airlock linux-sandbox` (the `airlock` binary itself).
+    pub linux_helper: Option<PathBuf>,
+    /// Legacy Landlock instead of bubblewrap.
+    pub use_legacy_landlock: bool,
+    /// Windows sandbox level.
+    pub windows_level: WindowsSandboxLevel,
+}

@@ -1,0 +1,128 @@
+//! Spawning one attempt's launch and collecting its output (spec 07 step 5: "run it as a
+//! child process, capture output, exit code → denial detection").
+
+use std::process::Stdio;
+
+use airlock_sandbox::ExecOutput;
+use airlock_sandbox::SandboxExecRequest;
+use tokio::io::AsyncRead;
+use tokio::io::AsyncReadExt;
+use tokio::io::AsyncWrite;
+use tokio::io::AsyncWriteExt;
+
+use crate::orchestrator::ExecError;
+
+/// How much of each stream is kept for denial detection and the result (the rest is still
+/// streamed when [`OutputMode::Tee`] is on): 1 MiB.
+pub const MAX_CAPTURED_BYTES: usize = 1 << 20;
+
+/// Where a command's output goes besides the capture.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum OutputMode {
+    /// Capture only (library callers, tests); stdin is `/dev/null`.
+    #[default]
+    Capture,
+    /// Capture and copy to this process's stdout / stderr as it arrives; stdin is inherited
+    /// (`airlock exec`, spec 10).
+    Tee,
+}
+
+/// Spawns `launch` and waits for it; the exit code is the process's, or `128 + signal` for a
+/// signal death (as shells report it). Dropping the future kills the child.
+///
+/// # Errors
+/// [`ExecError::Spawn`] when the program cannot be started, [`ExecError::Wait`] when waiting or
+/// reading fails.
+pub async fn spawn_and_collect(
+    launch: &SandboxExecRequest,
+    mode: OutputMode,
+) -> Result<ExecOutput, ExecError> {
+    let Some((program, args)) = launch.argv.split_first() else {
+        return Err(ExecError::Spawn {
+            program: String::new(),
+            source: std::io::Error::new(std::io::ErrorKind::InvalidInput, "empty command"),
+        });
+    };
+    let mut command = tokio::process::Command::new(program);
+    command
+        .args(args)
+        .current_dir(&launch.cwd)
+        .env_clear()
+        .envs(&launch.env)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true);
+    command.stdin(match mode {
+        OutputMode::Capture => Stdio::null(),
+        OutputMode::Tee => Stdio::inherit(),
+    });
+    #[cfg(unix)]
+    if let Some(arg0) = &launch.arg0 {
+        command.arg0(arg0);
+    }
+    let mut child = command.spawn().map_err(|source| ExecError::Spawn {
+        program: program.clone(),
+        source,
+    })?;
+    let stdout = child.stdout.take();
+    let stderr = child.stderr.take();
+    let tee = mode == OutputMode::Tee;
+    let (stdout, stderr, status) = tokio::join!(
+        collect(stdout, tee.then(tokio::io::stdout)),
+        collect(stderr, tee.then(tokio::io::stderr)),
+        child.wait(),
+    );
+    let status = status.map_err(ExecError::Wait)?;
+    Ok(ExecOutput {
+        exit_code: exit_code(status),
+        stdout: stdout.map_err(ExecError::Wait)?,
+        stderr: stderr.map_err(ExecError::Wait)?,
+    })
+}
+
+/// Reads `stream` to its end, keeping the first [`MAX_CAPTURED_BYTES`] and copying everything
+/// to `copy` when given (a failing copy target is ignored: the capture goes on).
+async fn collect<R, W>(stream: Option<R>, mut copy: Option<W>) -> std::io::Result<String>
+where
+    R: AsyncRead + Unpin,
+    W: AsyncWrite + Unpin,
+{
+    let Some(mut stream) = stream else {
+        return Ok(String::new());
+    };
+    let mut kept = Vec::new();
+    let mut buffer = vec![0_u8; 8192];
+    loop {
+        let read = stream.read(&mut buffer).await?;
+        if read == 0 {
+            break;
+        }
+        let chunk = buffer.get(..read).unwrap_or_default();
+        if let Some(target) = copy.as_mut() {
+            let copied = async {
+                target.write_all(chunk).await?;
+                target.flush().await
+            };
+            if copied.await.is_err() {
+                copy = None;
+            }
+        }
+        let room = MAX_CAPTURED_BYTES.saturating_sub(kept.len());
+        kept.extend_from_slice(chunk.get(..room.min(chunk.len())).unwrap_or_default());
+    }
+    Ok(String::from_utf8_lossy(&kept).into_owned())
+}
+
+#[cfg(unix)]
+fn exit_code(status: std::process::ExitStatus) -> i32 {
+    use std::os::unix::process::ExitStatusExt;
+    status
+        .code()
+        .or_else(|| status.signal().map(|signal| 128 + signal))
+        .unwrap_or(1)
+}
+
+#[cfg(not(unix))]
+fn exit_code(status: std::process::ExitStatus) -> i32 {
+    status.code().unwrap_or(1)
+}

@@ -1,0 +1,144 @@
+//! The local `shell` tool: one argv run to completion (spec 07 §Traits; reference §3 shell
+//! runtime).
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use airlock_approval::ApprovalAction;
+use airlock_approval::ApprovalCategory;
+use airlock_approval::CommandAction;
+use airlock_protocol::ExecApprovalRequirement;
+use airlock_protocol::SandboxPermissions;
+use airlock_sandbox::ExecOutput;
+use airlock_sandbox::SandboxManager;
+use airlock_sandbox::SandboxTransformRequest;
+use airlock_sandbox::is_likely_sandbox_denied;
+
+use crate::orchestrator::Approvable;
+use crate::orchestrator::SandboxAttempt;
+use crate::orchestrator::Sandboxable;
+use crate::orchestrator::ToolError;
+use crate::orchestrator::ToolRuntime;
+use crate::process::OutputMode;
+use crate::process::spawn_and_collect;
+use crate::requirement::PromptSource;
+use crate::requirement::RequirementOutcome;
+
+/// One `shell` call, with the requirement its handler computed (Codex's shell handler stores
+/// the exec-policy manager's requirement in the request; spec 07 step 2).
+#[derive(Debug, Clone)]
+pub struct ShellRequest {
+    /// The argv as proposed.
+    pub command: Vec<String>,
+    /// Absolute working directory.
+    pub cwd: PathBuf,
+    /// The command's environment (after `[shell_environment_policy]`).
+    pub env: BTreeMap<String, String>,
+    /// The environment id (`None` = local host).
+    pub environment_id: Option<String>,
+    /// The sandbox override the call asks for.
+    pub sandbox_permissions: SandboxPermissions,
+    /// The model's justification, if any.
+    pub justification: Option<String>,
+    /// The exec-policy requirement and what led to it.
+    pub requirement: RequirementOutcome,
+}
+
+/// The shell tool runtime: confines with the [`SandboxManager`] transform and runs the
+/// launch as a child process.
+#[derive(Debug, Clone, Default)]
+pub struct ShellRuntime {
+    manager: SandboxManager,
+    output: OutputMode,
+}
+
+impl ShellRuntime {
+    /// A runtime using `manager`; `output` says whether output is also streamed.
+    #[must_use]
+    pub const fn new(manager: SandboxManager, output: OutputMode) -> Self {
+        Self { manager, output }
+    }
+}
+
+impl Approvable<ShellRequest> for ShellRuntime {
+    fn sandbox_permissions(&self, req: &ShellRequest) -> SandboxPermissions {
+        req.sandbox_permissions
+    }
+
+    fn exec_approval_requirement(&self, req: &ShellRequest) -> Option<ExecApprovalRequirement> {
+        Some(req.requirement.requirement.clone())
+    }
+
+    /// `rules` when every reason to ask is an exec-policy `prompt` rule, otherwise
+    /// `sandbox_approval` (spec 03 edge case 13).
+    fn approval_category(&self, req: &ShellRequest) -> ApprovalCategory {
+        let causes = &req.requirement.prompt_causes;
+        if !causes.is_empty()
+            && causes
+                .iter()
+                .all(|cause| cause.source == PromptSource::Rule)
+        {
+            ApprovalCategory::Rules
+        } else {
+            ApprovalCategory::SandboxApproval
+        }
+    }
+
+    fn approval_action(
+        &self,
+        req: &ShellRequest,
+        call_id: &str,
+    ) -> std::io::Result<ApprovalAction> {
+        let mut action = CommandAction::new(call_id, req.command.clone(), req.cwd.clone());
+        action.environment_id.clone_from(&req.environment_id);
+        action.sandbox_permissions = req.sandbox_permissions;
+        action.justification.clone_from(&req.justification);
+        action.proposed_execpolicy_amendment = req
+            .requirement
+            .requirement
+            .proposed_execpolicy_amendment()
+            .cloned();
+        Ok(ApprovalAction::Shell(action))
+    }
+}
+
+impl Sandboxable<ShellRequest> for ShellRuntime {}
+
+impl ToolRuntime<ShellRequest> for ShellRuntime {
+    fn tool_name(&self) -> &'static str {
+        "shell"
+    }
+
+    /// Transforms the command for `attempt.sandbox` (a failure starts nothing), spawns it,
+    /// and reports a likely sandbox denial as [`ToolError::SandboxDenied`].
+    async fn run(
+        &self,
+        req: &ShellRequest,
+        attempt: &SandboxAttempt,
+    ) -> Result<ExecOutput, ToolError> {
+        let launch = self
+            .manager
+            .transform(SandboxTransformRequest {
+                command: req.command.clone(),
+                cwd: req.cwd.clone(),
+                env: req.env.clone(),
+                permissions: attempt.permissions.clone(),
+                additional_permissions: None,
+                sandbox: attempt.sandbox,
+                sandbox_policy_cwd: attempt.sandbox_policy_cwd.clone(),
+                linux_helper: attempt.linux_helper.clone(),
+                use_legacy_landlock: attempt.use_legacy_landlock,
+                windows_level: attempt.windows_level,
+                enforce_managed_network: attempt.enforce_managed_network,
+            })
+            .map_err(crate::orchestrator::ExecError::from)?;
+        let output = spawn_and_collect(&launch, self.output).await?;
+        if is_likely_sandbox_denied(launch.sandbox, &output) {
+            return Err(ToolError::SandboxDenied {
+                output,
+                network: None,
+            });
+        }
+        Ok(output)
+    }
+}
