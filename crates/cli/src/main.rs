@@ -4,6 +4,7 @@
 
 mod doctor_cmd;
 mod execpolicy_cmd;
+mod explain_cmd;
 mod instructions_cmd;
 mod permissions_cmd;
 mod sandbox_cmd;
@@ -32,6 +33,8 @@ enum Command {
     Sandbox(sandbox_cmd::SandboxArgs),
     /// Check that this host can enforce the sandbox; prints the fix for each failure.
     Doctor(doctor_cmd::DoctorArgs),
+    /// Explain what `exec` would decide for a command, without running it.
+    Explain(explain_cmd::ExplainArgs),
 }
 
 fn main() -> ExitCode {
@@ -50,6 +53,7 @@ fn main() -> ExitCode {
         Command::Instructions(args) => instructions_cmd::run(args),
         Command::Sandbox(args) => sandbox_cmd::run(args),
         Command::Doctor(args) => doctor_cmd::run(args),
+        Command::Explain(args) => explain_cmd::run(args),
     }
 }
 

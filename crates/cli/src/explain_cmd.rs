@@ -1,0 +1,302 @@
+//! `airlock explain`: the decisions `airlock exec` would make for a command, without
+//! running anything (spec 10 §CLI, issue 5 item 4): segments and how each was decided,
+//! the deny view, heuristics, the approval requirement and its reason, who would be
+//! asked, and whether the first attempt would be sandboxed.
+//!
+//! Output: a short layered report; with `--json` one object (spec 10, the format of the
+//! shell conformance corpus). Exit codes: 0 whatever the decision; 2 for an unusable
+//! command (empty argv, empty program, NUL byte, invalid UTF-8; spec 03 edge case 16) or
+//! a usage error; 1 when the configuration cannot be used. A rules file that fails to
+//! load is not fatal: a warning is printed and every command needs approval (fail
+//! closed).
+
+mod json;
+mod report;
+
+use std::ffi::OsString;
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use airlock_approval::ApprovalConfig;
+use airlock_core::{
+    ExecApprovalRequest, ExecPolicyManager, ExecPolicySources, RequirementOutcome,
+    extra_safe_commands_from_config, first_attempt_sandboxed,
+};
+use airlock_permissions::{
+    AirlockConfig, ConfigEnv, PermissionProfile, file_system_sandbox_policy, load_config,
+    normalize_lexically, select_permission_profile,
+};
+use airlock_protocol::{
+    ApprovalsReviewer, AskForApproval, ExecApprovalRequirement, FileSystemSandboxPolicy,
+    SandboxPermissions,
+};
+use anyhow::Context;
+use clap::{Args, ValueEnum};
+
+/// Exit status for an unusable command (spec 10: `explain` exits 2 for input errors).
+const INPUT_ERROR: u8 = 2;
+
+/// Arguments of `airlock explain`.
+#[derive(Debug, Args)]
+pub struct ExplainArgs {
+    /// Approval policy (default: `approval_policy` from the config, else `on-request`). A
+    /// granular policy can be given with `-c 'approval_policy={granular={...}}'`.
+    #[arg(short = 'a', long = "ask-for-approval", value_name = "POLICY")]
+    approval: Option<PolicyArg>,
+
+    /// Profile id instead of the configured one (`:read-only`, `:workspace`,
+    /// `:danger-full-access`, `:external-sandbox`, or a `[permissions.<id>]` table).
+    #[arg(short = 'P', long = "permission-profile", value_name = "ID")]
+    profile: Option<String>,
+
+    /// Working directory (the first workspace root); default: the current directory.
+    #[arg(short = 'C', long = "cd", value_name = "DIR")]
+    cd: Option<PathBuf>,
+
+    /// A `.rules` file (repeatable); replaces the configured rules files.
+    #[arg(short = 'r', long = "rules", value_name = "PATH")]
+    rules: Vec<PathBuf>,
+
+    /// What the tool call asks for.
+    #[arg(
+        long = "sandbox-permissions",
+        value_name = "X",
+        default_value = "use_default"
+    )]
+    sandbox_permissions: SandboxArg,
+
+    /// The model's proposed prefix rule, as shell words (`--prefix-rule 'cargo test'`).
+    #[arg(long = "prefix-rule", value_name = "WORDS")]
+    prefix_rule: Option<String>,
+
+    /// Who answers approvals (default: `approvals_reviewer` from the config, else `user`).
+    #[arg(long, value_name = "R")]
+    reviewer: Option<ReviewerArg>,
+
+    /// Config override `dotted.key=value` (value parsed as TOML, else a string); repeatable.
+    #[arg(short = 'c', long = "config", value_name = "KEY=VALUE")]
+    overrides: Vec<String>,
+
+    /// Print one JSON object instead of the report.
+    #[arg(long)]
+    json: bool,
+
+    /// The command, after `--`.
+    #[arg(value_name = "COMMAND", num_args = 0.., trailing_var_arg = true, allow_hyphen_values = true)]
+    command: Vec<OsString>,
+}
+
+/// `-a` values (spec 10 common options); `on-failure` is the legacy alias of `on-request`.
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum PolicyArg {
+    Untrusted,
+    OnRequest,
+    OnFailure,
+    Never,
+}
+
+/// `--sandbox-permissions` values (spec 07).
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum SandboxArg {
+    #[value(name = "use_default")]
+    UseDefault,
+    #[value(name = "require_escalated")]
+    RequireEscalated,
+    #[value(name = "with_additional_permissions")]
+    WithAdditionalPermissions,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum ReviewerArg {
+    User,
+    #[value(name = "auto_review")]
+    AutoReview,
+}
+
+/// Everything the report shows.
+pub(crate) struct Explanation {
+    pub command: Vec<String>,
+    pub cwd: PathBuf,
+    pub approval_policy: AskForApproval,
+    pub profile_id: String,
+    pub profile: PermissionProfile,
+    pub fs_policy: FileSystemSandboxPolicy,
+    pub sandbox_permissions: SandboxPermissions,
+    pub rules_files: Vec<PathBuf>,
+    pub warnings: Vec<String>,
+    pub outcome: RequirementOutcome,
+    pub reviewer: &'static str,
+    pub first_attempt_sandboxed: Option<bool>,
+}
+
+/// Runs `airlock explain`.
+pub fn run(args: ExplainArgs) -> ExitCode {
+    let command = match airlock_shell::argv_from_os(args.command.iter().cloned()) {
+        Ok(command) => command,
+        Err(error) => {
+            eprintln!("Error: invalid command: {error}");
+            return ExitCode::from(INPUT_ERROR);
+        }
+    };
+    let explanation = match explain(&args, command) {
+        Ok(Ok(explanation)) => explanation,
+        Ok(Err(error)) => {
+            eprintln!("Error: {error}");
+            return ExitCode::from(INPUT_ERROR);
+        }
+        Err(error) => return crate::report_error(&error),
+    };
+    let mut stderr = std::io::stderr().lock();
+    for warning in &explanation.warnings {
+        // A closed stderr must not turn a successful explanation into a failure.
+        let _ = writeln!(stderr, "warning: {warning}");
+    }
+    let text = if args.json {
+        json::render(&explanation)
+    } else {
+        report::render(&explanation)
+    };
+    match std::io::stdout().lock().write_all(text.as_bytes()) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            crate::report_error(&anyhow::Error::new(error).context("cannot write to stdout"))
+        }
+    }
+}
+
+/// The explanation; the inner error is an input error of the command (exit 2), the outer
+/// one a configuration problem (exit 1).
+fn explain(
+    args: &ExplainArgs,
+    command: Vec<String>,
+) -> anyhow::Result<Result<Explanation, airlock_core::RequirementError>> {
+    let cwd = working_directory(args.cd.as_deref())?;
+    let env = ConfigEnv::from_process();
+    let config = load_config(&env, &args.overrides)?;
+    let selected = select_permission_profile(&config, args.profile.as_deref(), &cwd)?;
+    let mut warnings = selected.warnings.clone();
+    let approval_policy = match args.approval {
+        Some(PolicyArg::Untrusted) => AskForApproval::UnlessTrusted,
+        Some(PolicyArg::OnRequest | PolicyArg::OnFailure) => AskForApproval::OnRequest,
+        Some(PolicyArg::Never) => AskForApproval::Never,
+        None => config.approval_policy()?,
+    };
+    let sandbox_permissions = match args.sandbox_permissions {
+        SandboxArg::UseDefault => SandboxPermissions::UseDefault,
+        SandboxArg::RequireEscalated => SandboxPermissions::RequireEscalated,
+        SandboxArg::WithAdditionalPermissions => SandboxPermissions::WithAdditionalPermissions,
+    };
+    let prefix_rule = match &args.prefix_rule {
+        Some(words) => Some(
+            shlex::split(words)
+                .with_context(|| format!("--prefix-rule {words:?} has unbalanced quotes"))?,
+        ),
+        None => None,
+    };
+    let extra_safe_commands = extra_safe_commands_from_config(&config)?;
+    let manager = ExecPolicyManager::load(&ExecPolicySources::for_config(
+        &config,
+        &env.airlock_home,
+        &cwd,
+        args.rules.clone(),
+    ));
+    warnings.extend(manager.warnings().iter().cloned());
+    let profile = selected.materialized();
+    let fs_policy = file_system_sandbox_policy(&profile);
+    let request = ExecApprovalRequest {
+        command: &command,
+        approval_policy,
+        file_system_sandbox_policy: &fs_policy,
+        sandbox_permissions,
+        prefix_rule: prefix_rule.as_deref(),
+        cwd: &cwd,
+        extra_safe_commands: &extra_safe_commands,
+    };
+    let outcome = match manager.create_exec_approval_requirement_for_command(&request) {
+        Ok(outcome) => outcome,
+        Err(error) => return Ok(Err(error)),
+    };
+    let reviewer = reviewer(args, &config, &env, &outcome.requirement, &mut warnings)?;
+    let first_attempt_sandboxed = first_attempt_sandboxed(
+        sandbox_permissions,
+        &outcome.requirement,
+        &fs_policy,
+        &profile,
+        false,
+    );
+    Ok(Ok(Explanation {
+        command,
+        cwd,
+        approval_policy,
+        profile_id: selected.compiled.active.id.clone(),
+        profile,
+        fs_policy,
+        sandbox_permissions,
+        rules_files: manager.files().to_vec(),
+        warnings,
+        outcome,
+        reviewer,
+        first_attempt_sandboxed,
+    }))
+}
+
+/// Who would be asked first (spec 06 routing: hooks, then the automatic reviewer, then
+/// the user); `none` when nobody is asked.
+fn reviewer(
+    args: &ExplainArgs,
+    config: &AirlockConfig,
+    env: &ConfigEnv,
+    requirement: &ExecApprovalRequirement,
+    warnings: &mut Vec<String>,
+) -> anyhow::Result<&'static str> {
+    if !matches!(requirement, ExecApprovalRequirement::NeedsApproval { .. }) {
+        return Ok("none");
+    }
+    let approval = ApprovalConfig::load(&config.table, &config.origin, &env.airlock_home)?;
+    warnings.extend(approval.warnings.iter().cloned());
+    if approval
+        .hooks
+        .iter()
+        .any(|hook| hook.matcher.matches(&["Bash"]))
+    {
+        return Ok("hook");
+    }
+    let configured = match args.reviewer {
+        Some(ReviewerArg::User) => ApprovalsReviewer::User,
+        Some(ReviewerArg::AutoReview) => ApprovalsReviewer::AutoReview,
+        None => configured_reviewer(config)?,
+    };
+    Ok(match configured {
+        ApprovalsReviewer::AutoReview => "auto_review",
+        ApprovalsReviewer::User => "user",
+    })
+}
+
+/// `approvals_reviewer` from the config (`user` when absent).
+fn configured_reviewer(config: &AirlockConfig) -> anyhow::Result<ApprovalsReviewer> {
+    let Some(value) = config.table.get("approvals_reviewer") else {
+        return Ok(ApprovalsReviewer::default());
+    };
+    value.clone().try_into().map_err(|_| {
+        anyhow::anyhow!(
+            "{}: approvals_reviewer = {value} is not valid; use \"user\" or \"auto_review\"",
+            config.origin
+        )
+    })
+}
+
+/// `-C DIR` (or the current directory), absolute, normalised, and existing.
+fn working_directory(cd: Option<&Path>) -> anyhow::Result<PathBuf> {
+    let current = std::env::current_dir().context("cannot read the current directory")?;
+    let cwd = match cd {
+        Some(dir) => normalize_lexically(&current.join(dir)),
+        None => current,
+    };
+    anyhow::ensure!(
+        cwd.is_dir(),
+        "working directory {} does not exist or is not a directory; pass an existing -C DIR",
+        cwd.display()
+    );
+    Ok(cwd)
+}
