@@ -9,8 +9,26 @@ use airlock_protocol::{ExecApprovalRequirement, FileSystemSandboxKind, Permissio
 
 use super::Explanation;
 
+/// The command as one shell-quoted line, with control, invisible and bidirectional
+/// characters shown as `\u{..}` escapes so that a terminal cannot hide or reorder text.
 fn words(command: &[String]) -> String {
-    shlex::try_join(command.iter().map(String::as_str)).unwrap_or_else(|_| command.join(" "))
+    let joined =
+        shlex::try_join(command.iter().map(String::as_str)).unwrap_or_else(|_| command.join(" "));
+    visible(&joined)
+}
+
+fn visible(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        let hidden = c.is_control()
+            || matches!(c, '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2060}'..='\u{2069}' | '\u{FEFF}');
+        if hidden {
+            let _ = write!(out, "\\u{{{:x}}}", u32::from(c));
+        } else {
+            out.push(c);
+        }
+    }
+    out
 }
 
 /// The report.
@@ -23,10 +41,10 @@ pub(super) fn render(explanation: &Explanation) -> String {
     let _ = writeln!(
         out,
         "settings:     approval {} · profile {} ({}) · {}",
-        serde_json::to_string(&explanation.approval_policy).unwrap_or_default(),
+        plain_json(&explanation.approval_policy),
         explanation.profile_id,
         file_system(explanation.fs_policy.kind),
-        serde_json::to_string(&explanation.sandbox_permissions).unwrap_or_default(),
+        plain_json(&explanation.sandbox_permissions),
     );
     let rules = if outcome.policy_unavailable.is_some() {
         "UNAVAILABLE (every command needs approval)".to_owned()
@@ -73,7 +91,7 @@ pub(super) fn render(explanation: &Explanation) -> String {
         );
     }
     for note in &parsed.notes {
-        let _ = writeln!(out, "  note: {note}");
+        let _ = writeln!(out, "  note: {}", visible(&note.to_string()));
     }
     let _ = writeln!(
         out,
@@ -127,7 +145,7 @@ pub(super) fn render(explanation: &Explanation) -> String {
         let _ = writeln!(out, "  reason: {reason}");
     }
     for cause in &outcome.prompt_causes {
-        let _ = writeln!(out, "  because: {}", cause.detail);
+        let _ = writeln!(out, "  because: {}", visible(&cause.detail));
     }
     if let Some(amendment) = outcome.requirement.proposed_execpolicy_amendment() {
         let _ = writeln!(
@@ -146,6 +164,12 @@ pub(super) fn render(explanation: &Explanation) -> String {
     };
     let _ = writeln!(out, "  first attempt: {first}");
     out
+}
+
+/// A value's JSON form, without the quotes of a plain string.
+fn plain_json<T: serde::Serialize>(value: &T) -> String {
+    let text = serde_json::to_string(value).unwrap_or_default();
+    text.trim_matches('"').to_owned()
 }
 
 fn describe_match(found: &RuleMatch) -> String {

@@ -41,3 +41,83 @@ pub fn default_exec_approval_requirement(
         },
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use airlock_protocol::GranularApprovalConfig;
+
+    fn granular(sandbox_approval: bool) -> AskForApproval {
+        AskForApproval::Granular(GranularApprovalConfig {
+            sandbox_approval,
+            rules: true,
+            skill_approval: false,
+            request_permissions: false,
+            mcp_elicitations: false,
+        })
+    }
+
+    fn skip() -> ExecApprovalRequirement {
+        ExecApprovalRequirement::Skip {
+            bypass_sandbox: false,
+            proposed_execpolicy_amendment: None,
+        }
+    }
+
+    fn ask() -> ExecApprovalRequirement {
+        ExecApprovalRequirement::NeedsApproval {
+            reason: None,
+            proposed_execpolicy_amendment: None,
+        }
+    }
+
+    #[test]
+    fn seed_matrix() {
+        let restricted = FileSystemSandboxPolicy::default();
+        let external = FileSystemSandboxPolicy::external_sandbox();
+        let open = FileSystemSandboxPolicy::unrestricted();
+        // never + restricted → Skip(bypass=false): the sandbox still applies.
+        assert_eq!(
+            default_exec_approval_requirement(AskForApproval::Never, &restricted),
+            skip()
+        );
+        // granular(sandbox_approval=false) + restricted → Forbidden.
+        assert_eq!(
+            default_exec_approval_requirement(granular(false), &restricted),
+            ExecApprovalRequirement::Forbidden {
+                reason: "approval policy disallowed sandbox approval prompt".to_owned()
+            }
+        );
+        // external sandbox + on-request → Skip.
+        assert_eq!(
+            default_exec_approval_requirement(AskForApproval::OnRequest, &external),
+            skip()
+        );
+        assert_eq!(
+            default_exec_approval_requirement(AskForApproval::OnRequest, &open),
+            skip()
+        );
+        assert_eq!(
+            default_exec_approval_requirement(AskForApproval::OnRequest, &restricted),
+            ask()
+        );
+        assert_eq!(
+            default_exec_approval_requirement(granular(true), &restricted),
+            ask()
+        );
+        assert_eq!(
+            default_exec_approval_requirement(granular(false), &external),
+            skip()
+        );
+        for fs in [&restricted, &external, &open] {
+            assert_eq!(
+                default_exec_approval_requirement(AskForApproval::UnlessTrusted, fs),
+                ask()
+            );
+            assert_eq!(
+                default_exec_approval_requirement(AskForApproval::Never, fs),
+                skip()
+            );
+        }
+    }
+}

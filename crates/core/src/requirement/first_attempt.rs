@@ -73,3 +73,106 @@ pub fn first_attempt_sandboxed(
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::expect_used)]
+
+    use super::*;
+    use airlock_protocol::{FileSystemAccessMode, FileSystemSandboxEntry, FileSystemSpecialPath};
+
+    fn skip(bypass_sandbox: bool) -> ExecApprovalRequirement {
+        ExecApprovalRequirement::Skip {
+            bypass_sandbox,
+            proposed_execpolicy_amendment: None,
+        }
+    }
+
+    fn with_deny_read() -> FileSystemSandboxPolicy {
+        FileSystemSandboxPolicy::restricted(vec![
+            FileSystemSandboxEntry::special(
+                FileSystemSpecialPath::Root,
+                FileSystemAccessMode::Read,
+            ),
+            FileSystemSandboxEntry::path("/secret", FileSystemAccessMode::Deny),
+        ])
+    }
+
+    #[test]
+    fn deny_read_is_sticky() {
+        let fs = with_deny_read();
+        for permissions in [
+            SandboxPermissions::UseDefault,
+            SandboxPermissions::RequireEscalated,
+        ] {
+            assert_eq!(
+                sandbox_override_for_first_attempt(permissions, &skip(true), &fs),
+                SandboxOverride::NoOverride
+            );
+        }
+    }
+
+    #[test]
+    fn bypass_only_for_an_explicit_allow_or_an_escalation() {
+        let fs = FileSystemSandboxPolicy::default();
+        let ask = ExecApprovalRequirement::NeedsApproval {
+            reason: None,
+            proposed_execpolicy_amendment: None,
+        };
+        let use_default = SandboxPermissions::UseDefault;
+        assert_eq!(
+            sandbox_override_for_first_attempt(use_default, &skip(true), &fs),
+            SandboxOverride::BypassSandboxFirstAttempt
+        );
+        assert_eq!(
+            sandbox_override_for_first_attempt(use_default, &skip(false), &fs),
+            SandboxOverride::NoOverride
+        );
+        assert_eq!(
+            sandbox_override_for_first_attempt(use_default, &ask, &fs),
+            SandboxOverride::NoOverride
+        );
+        assert_eq!(
+            sandbox_override_for_first_attempt(SandboxPermissions::RequireEscalated, &ask, &fs),
+            SandboxOverride::BypassSandboxFirstAttempt
+        );
+        assert_eq!(
+            sandbox_override_for_first_attempt(
+                SandboxPermissions::WithAdditionalPermissions,
+                &ask,
+                &fs
+            ),
+            SandboxOverride::NoOverride
+        );
+    }
+
+    #[test]
+    fn first_attempt_sandboxed_follows_the_override_and_the_profile() {
+        let fs = FileSystemSandboxPolicy::default();
+        let managed = airlock_permissions::built_in_profile(airlock_permissions::WORKSPACE)
+            .expect("built-in");
+        let external = airlock_permissions::built_in_profile(airlock_permissions::EXTERNAL_SANDBOX)
+            .expect("built-in");
+        let forbidden = ExecApprovalRequirement::Forbidden {
+            reason: "no".to_owned(),
+        };
+        let use_default = SandboxPermissions::UseDefault;
+        assert_eq!(
+            first_attempt_sandboxed(use_default, &forbidden, &fs, &managed, false),
+            None
+        );
+        assert_eq!(
+            first_attempt_sandboxed(use_default, &skip(false), &fs, &managed, false),
+            Some(true)
+        );
+        assert_eq!(
+            first_attempt_sandboxed(use_default, &skip(true), &fs, &managed, false),
+            Some(false)
+        );
+        let external_fs = FileSystemSandboxPolicy::external_sandbox();
+        assert_eq!(
+            first_attempt_sandboxed(use_default, &skip(false), &external_fs, &external, false),
+            Some(false)
+        );
+    }
+}

@@ -49,3 +49,67 @@ pub fn prompt_is_rejected_by_policy(
         _ => None,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use airlock_protocol::GranularApprovalConfig;
+
+    fn granular(sandbox_approval: bool, rules: bool) -> AskForApproval {
+        AskForApproval::Granular(GranularApprovalConfig {
+            sandbox_approval,
+            rules,
+            skill_approval: false,
+            request_permissions: false,
+            mcp_elicitations: false,
+        })
+    }
+
+    #[test]
+    fn never_rejects_every_prompt() {
+        for source in [PromptSource::Rule, PromptSource::Heuristic] {
+            assert_eq!(
+                prompt_is_rejected_by_policy(AskForApproval::Never, source),
+                Some(NEVER_REJECTS_PROMPT)
+            );
+        }
+    }
+
+    #[test]
+    fn granular_checks_each_category() {
+        use PromptSource::{Heuristic, Rule};
+        assert_eq!(
+            prompt_is_rejected_by_policy(granular(true, true), Rule),
+            None
+        );
+        assert_eq!(
+            prompt_is_rejected_by_policy(granular(true, true), Heuristic),
+            None
+        );
+        assert_eq!(
+            prompt_is_rejected_by_policy(granular(true, false), Rule),
+            Some(RULES_APPROVAL_DISALLOWED)
+        );
+        assert_eq!(
+            prompt_is_rejected_by_policy(granular(true, false), Heuristic),
+            None
+        );
+        assert_eq!(
+            prompt_is_rejected_by_policy(granular(false, true), Rule),
+            None
+        );
+        assert_eq!(
+            prompt_is_rejected_by_policy(granular(false, true), Heuristic),
+            Some(SANDBOX_APPROVAL_DISALLOWED)
+        );
+    }
+
+    #[test]
+    fn other_policies_allow_prompts() {
+        for policy in [AskForApproval::UnlessTrusted, AskForApproval::OnRequest] {
+            for source in [PromptSource::Rule, PromptSource::Heuristic] {
+                assert_eq!(prompt_is_rejected_by_policy(policy, source), None);
+            }
+        }
+    }
+}
