@@ -659,3 +659,38 @@ fn explicit_rules_replace_the_configured_ones() {
     });
     assert!(configured.policy().is_none());
 }
+
+#[test]
+fn prompt_causes_list_every_reason_with_its_category() {
+    use airlock_core::PromptSource;
+    use airlock_core::requirement::PromptKind;
+    let case = Case::new(
+        "prefix_rule(pattern=[\"git\", \"push\"], decision=\"prompt\")\n",
+        AskForApproval::UnlessTrusted,
+    );
+    let outcome = case
+        .try_run(&argv(&["bash", "-lc", "git push && make && rm -rf x"]))
+        .unwrap();
+    let kinds: Vec<(PromptKind, PromptSource)> = outcome
+        .prompt_causes
+        .iter()
+        .map(|cause| (cause.kind, cause.source))
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            (PromptKind::Rule, PromptSource::Rule),
+            (PromptKind::Fallback, PromptSource::Heuristic),
+            (PromptKind::Fallback, PromptSource::Heuristic),
+            (PromptKind::Dangerous, PromptSource::Heuristic),
+        ]
+    );
+    let only_rule = case.try_run(&argv(&["git", "push"])).unwrap();
+    assert!(
+        only_rule
+            .prompt_causes
+            .iter()
+            .all(|cause| cause.source == PromptSource::Rule)
+    );
+    assert!(!only_rule.prompt_causes.is_empty());
+}

@@ -145,7 +145,9 @@ pub(super) fn render(explanation: &Explanation) -> String {
         let _ = writeln!(out, "  reason: {reason}");
     }
     for cause in &outcome.prompt_causes {
-        let _ = writeln!(out, "  because: {}", visible(&cause.detail));
+        if Some(cause.detail.as_str()) != reason {
+            let _ = writeln!(out, "  because: {}", visible(&cause.detail));
+        }
     }
     if let Some(amendment) = outcome.requirement.proposed_execpolicy_amendment() {
         let _ = writeln!(

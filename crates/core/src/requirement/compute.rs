@@ -1,7 +1,7 @@
 //! `create_exec_approval_requirement_for_command` (spec 03 "Policy evaluation over
 //! segments", edge cases 1–23; reference §7).
 
-use airlock_execpolicy::{Decision, Policy};
+use airlock_execpolicy::{Decision, Policy, RuleMatch};
 use airlock_protocol::{ExecApprovalRequirement, ExecPolicyAmendment, FileSystemSandboxKind};
 use airlock_shell::{NotPlainReason, ParsedCommand, command_might_be_dangerous, parse_command};
 
@@ -10,9 +10,11 @@ use super::danger::first_unallowed_danger;
 use super::deny::deny_view_matches;
 use super::error::RequirementError;
 use super::fallback::render_decision_for_unmatched_command;
-use super::outcome::{InnerRuleMatch, PromptCause, RequirementOutcome, SegmentVerdict};
+use super::outcome::{
+    DangerSummary, InnerRuleMatch, PromptCause, PromptKind, RequirementOutcome, SegmentVerdict,
+};
 use super::reason::{self, NEVER_ESCALATION};
-use super::rejection::{PromptSource, prompt_is_rejected_by_policy};
+use super::rejection::prompt_is_rejected_by_policy;
 use super::request::ExecApprovalRequest;
 use super::segments::SegmentEvaluator;
 
@@ -118,9 +120,10 @@ struct Decider<'a> {
 }
 
 impl Decider<'_> {
-    fn cause(&mut self, detail: String) {
+    fn cause(&mut self, kind: PromptKind, detail: String) {
         self.causes.push(PromptCause {
-            source: PromptSource::Heuristic,
+            kind,
+            source: kind.source(),
             detail,
         });
     }
@@ -130,13 +133,15 @@ impl Decider<'_> {
         &mut self,
         policy_unavailable: bool,
         code_loading: &[String],
-        dangerous: Option<&super::outcome::DangerSummary>,
+        dangerous: Option<&DangerSummary>,
     ) {
         let command = reason::render(self.request.command);
+        self.collect_rule_and_fallback_prompts();
         if policy_unavailable {
-            self.cause(format!(
-                "`{command}` requires approval: the exec policy could not be loaded"
-            ));
+            self.cause(
+                PromptKind::PolicyUnavailable,
+                format!("`{command}` requires approval: the exec policy could not be loaded"),
+            );
         }
         if !self.parsed.deny_view_complete()
             || matches!(
@@ -144,12 +149,15 @@ impl Decider<'_> {
                 Some(NotPlainReason::Unparsed)
             )
         {
-            self.cause(format!(
-                "`{command}` requires approval: the script could not be inspected completely"
-            ));
+            self.cause(
+                PromptKind::Incomplete,
+                format!(
+                    "`{command}` requires approval: the script could not be inspected completely"
+                ),
+            );
         }
         if !code_loading.is_empty() {
-            self.cause(format!(
+            self.cause(PromptKind::CodeLoading, format!(
                 "`{command}` requires approval: it sets {}, which can load code into the commands it runs",
                 code_loading.join(", ")
             ));
@@ -171,7 +179,10 @@ impl Decider<'_> {
                     self.heuristic_forbidden =
                         Some(format!("{} ({detail})", reason::blocked(&command)));
                 }
-                Decision::Prompt => self.cause(format!("`{command}` requires approval: {detail}")),
+                Decision::Prompt => self.cause(
+                    PromptKind::Dangerous,
+                    format!("`{command}` requires approval: {detail}"),
+                ),
                 Decision::Allow => {}
             }
         }
@@ -181,9 +192,10 @@ impl Decider<'_> {
             && self.request.file_system_sandbox_policy.kind == FileSystemSandboxKind::Restricted
             && !all_allowed_by_rule
         {
-            self.cause(format!(
-                "`{command}` asks to run with permissions beyond the sandbox"
-            ));
+            self.cause(
+                PromptKind::Escalation,
+                format!("`{command}` asks to run with permissions beyond the sandbox"),
+            );
         }
     }
 
@@ -244,35 +256,39 @@ impl Decider<'_> {
             .unwrap_or_else(|| reason::blocked(&reason::render(self.request.command)))
     }
 
-    /// Every prompt with its category and optional reason, rule prompts first.
-    fn prompts(&self) -> Vec<(PromptSource, Option<String>)> {
+    /// Rule prompts (segments, then the deny view) and fallback prompts, in order.
+    fn collect_rule_and_fallback_prompts(&mut self) {
         let command = self.request.command;
-        let mut prompts: Vec<(PromptSource, Option<String>)> = self
+        let rules: Vec<String> = self
             .verdicts
             .iter()
             .flat_map(|verdict| verdict.matches.iter())
             .chain(self.deny_view_matches.iter().map(|found| &found.rule))
             .filter(|found| found.is_policy_match() && found.decision() == Decision::Prompt)
-            .map(|rule| {
-                (
-                    PromptSource::Rule,
-                    Some(reason::prompt_by_rule(command, rule)),
+            .map(|rule| reason::prompt_by_rule(command, rule))
+            .collect();
+        for detail in rules {
+            if !self.causes.iter().any(|cause| cause.detail == detail) {
+                self.cause(PromptKind::Rule, detail);
+            }
+        }
+        let fallbacks: Vec<String> = self
+            .verdicts
+            .iter()
+            .filter(|verdict| {
+                verdict.decision == Decision::Prompt
+                    && !verdict.matches.iter().any(RuleMatch::is_policy_match)
+            })
+            .map(|verdict| {
+                format!(
+                    "`{}` is not known to be safe under this approval policy",
+                    reason::render(&verdict.command)
                 )
             })
             .collect();
-        if self.verdicts.iter().any(|verdict| {
-            !verdict.allowed_by_rule()
-                && !verdict.prompted_by_rule()
-                && verdict.decision == Decision::Prompt
-        }) {
-            prompts.push((PromptSource::Heuristic, None));
+        for detail in fallbacks {
+            self.cause(PromptKind::Fallback, detail);
         }
-        prompts.extend(
-            self.causes
-                .iter()
-                .map(|cause| (cause.source, Some(cause.detail.clone()))),
-        );
-        prompts
     }
 
     fn prompt_requirement(
@@ -280,17 +296,22 @@ impl Decider<'_> {
         policy: &Policy,
         evaluator: &SegmentEvaluator<'_>,
     ) -> ExecApprovalRequirement {
-        let prompts = self.prompts();
-        for (source, _) in &prompts {
+        for cause in &self.causes {
             if let Some(reason) =
-                prompt_is_rejected_by_policy(self.request.approval_policy, *source)
+                prompt_is_rejected_by_policy(self.request.approval_policy, cause.source)
             {
                 return ExecApprovalRequirement::Forbidden {
                     reason: reason.to_owned(),
                 };
             }
         }
-        let reason = prompts.into_iter().find_map(|(_, reason)| reason);
+        // Codex gives a reason only for rule prompts; Airlock adds its own heuristics'
+        // reasons, but a plain fallback prompt stays without one.
+        let reason = self
+            .causes
+            .iter()
+            .find(|cause| cause.kind != PromptKind::Fallback)
+            .map(|cause| cause.detail.clone());
         let allows_every_segment = |prefix: &[String]| {
             let mut amended = policy.clone();
             amended.add_allow_prefix_rule(prefix);

@@ -33,7 +33,9 @@ pub use fallback::render_decision_for_unmatched_command;
 pub use first_attempt::{
     SandboxOverride, first_attempt_sandboxed, sandbox_override_for_first_attempt,
 };
-pub use outcome::{DangerSummary, InnerRuleMatch, PromptCause, RequirementOutcome, SegmentVerdict};
+pub use outcome::{
+    DangerSummary, InnerRuleMatch, PromptCause, PromptKind, RequirementOutcome, SegmentVerdict,
+};
 pub use reason::NEVER_ESCALATION;
 pub use rejection::{
     NEVER_REJECTS_PROMPT, PromptSource, RULES_APPROVAL_DISALLOWED, prompt_is_rejected_by_policy,

@@ -46,12 +46,49 @@ pub struct InnerRuleMatch {
     pub rule: RuleMatch,
 }
 
-/// One reason the decision is at least `prompt`, with its granular category.
+/// What made a command need approval.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PromptKind {
+    /// An exec-policy `prompt` rule matched a segment or a deny-view command.
+    Rule,
+    /// The fallback of an unmatched segment said `prompt` (spec 03 "Fallback decision").
+    Fallback,
+    /// The exec policy could not be loaded (fail closed).
+    PolicyUnavailable,
+    /// The script could not be inspected completely (depth limit, unparsed script).
+    Incomplete,
+    /// A code-loading environment assignment (spec 03 item 4, edge case 14).
+    CodeLoading,
+    /// A dangerous command not explicitly allowed (spec 03 edge cases 7, 19).
+    Dangerous,
+    /// An escalation request not covered by explicit allow rules (spec 03 edge case 19).
+    Escalation,
+}
+
+impl PromptKind {
+    /// The granular category (spec 03 edge case 13): rule prompts → `rules`, everything
+    /// else → `sandbox_approval`.
+    #[must_use]
+    pub const fn source(self) -> PromptSource {
+        match self {
+            Self::Rule => PromptSource::Rule,
+            _ => PromptSource::Heuristic,
+        }
+    }
+}
+
+/// One reason the decision is at least `prompt`, with its granular category. The list in
+/// [`RequirementOutcome::prompt_causes`] is complete: every rule prompt, every fallback
+/// prompt and every heuristic cause.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct PromptCause {
-    /// Which granular switch governs it (spec 03 edge case 13).
+    /// What caused it.
+    pub kind: PromptKind,
+    /// Which granular switch governs it (spec 03 edge case 13); `kind.source()`.
     pub source: PromptSource,
-    /// What caused it, for people.
+    /// What caused it, for people (the requirement's reason when it is the first cause
+    /// that is not a plain fallback).
     pub detail: String,
 }
 
