@@ -3,6 +3,7 @@
 //! arguments and dispatches, so start-up does no work before clap has run.
 
 mod doctor_cmd;
+mod exec_cmd;
 mod execpolicy_cmd;
 mod explain_cmd;
 mod instructions_cmd;
@@ -35,6 +36,9 @@ enum Command {
     Doctor(doctor_cmd::DoctorArgs),
     /// Explain what `exec` would decide for a command, without running it.
     Explain(explain_cmd::ExplainArgs),
+    /// Run a command through policy, approval and the sandbox (the main job); exits with its
+    /// status, or 125 when Airlock refuses.
+    Exec(exec_cmd::ExecArgs),
 }
 
 fn main() -> ExitCode {
@@ -54,12 +58,41 @@ fn main() -> ExitCode {
         Command::Sandbox(args) => sandbox_cmd::run(args),
         Command::Doctor(args) => doctor_cmd::run(args),
         Command::Explain(args) => explain_cmd::run(args),
+        Command::Exec(args) => exec_cmd::run(args),
     }
 }
 
 /// Prints `error` the way anyhow-based tools do (`Error: msg`, then an indented
 /// `Caused by:` chain) and returns the exit code for "input could not be used".
 pub(crate) fn report_error(error: &anyhow::Error) -> ExitCode {
-    eprintln!("Error: {error:?}");
+    eprint!("{}", format_error(error));
     ExitCode::from(1)
+}
+
+/// `Error: <msg>` plus, when there are causes, a blank line and `Caused by:` with each
+/// cause indented by four spaces (numbered when there are several) — the layout of
+/// `codex execpolicy check` errors. Never a backtrace: `RUST_BACKTRACE` is for
+/// debugging Airlock, not for reading why a rules file was refused.
+pub(crate) fn format_error(error: &anyhow::Error) -> String {
+    let mut out = format!("Error: {error}\n");
+    let causes: Vec<String> = error.chain().skip(1).map(ToString::to_string).collect();
+    if !causes.is_empty() {
+        out.push_str("\nCaused by:\n");
+        for (i, cause) in causes.iter().enumerate() {
+            let prefix = if causes.len() > 1 {
+                format!("{i}: ")
+            } else {
+                String::new()
+            };
+            for (n, line) in cause.split('\n').enumerate() {
+                let lead = if n == 0 {
+                    prefix.clone()
+                } else {
+                    " ".repeat(prefix.len())
+                };
+                out.push_str(&format!("    {lead}{line}\n"));
+            }
+        }
+    }
+    out
 }

@@ -58,7 +58,7 @@ pub fn run(args: SandboxArgs) -> ExitCode {
     match run_sandbox(args) {
         Ok(code) => ExitCode::from(u8::try_from(code).unwrap_or(1)),
         Err(error) => {
-            eprintln!("Error: {error:?}");
+            eprint!("{}", crate::format_error(&error));
             ExitCode::from(SETUP_FAILURE)
         }
     }
@@ -139,7 +139,7 @@ pub fn run_helper_subcommand(args: impl Iterator<Item = OsString>) -> ExitCode {
     match result {
         Ok(code) => ExitCode::from(u8::try_from(code).unwrap_or(1)),
         Err(error) => {
-            eprintln!("Error: {error:?}");
+            eprint!("{}", crate::format_error(&error));
             ExitCode::from(SETUP_FAILURE)
         }
     }
