@@ -46,3 +46,66 @@ pub fn trusted_project(config: &AirlockConfig, cwd: &Path) -> Option<PathBuf> {
         })
         .map(Path::to_path_buf)
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+
+    use super::*;
+    use airlock_permissions::ConfigEnv;
+
+    fn config(text: &str) -> AirlockConfig {
+        let env = ConfigEnv {
+            airlock_home: PathBuf::from("/home/u/.airlock"),
+            home: Some(PathBuf::from("/home/u")),
+        };
+        AirlockConfig::from_toml_str(text, Path::new("/home/u/.airlock/config.toml"), &env).unwrap()
+    }
+
+    #[test]
+    fn reads_extra_safe_commands_in_every_form() {
+        let config = config(
+            "[shell]\nextra_safe_commands = [\"make lint\", [\"cargo\", \"check\"], \
+             { command = \"just fmt\", forbidden_args = [\"--exec\"] }]\n",
+        );
+        let extra = extra_safe_commands_from_config(&config).unwrap();
+        assert_eq!(extra.len(), 3);
+        let argv = |words: &[&str]| words.iter().map(|w| (*w).to_owned()).collect::<Vec<_>>();
+        assert!(extra[0].matches(&argv(&["make", "lint"])));
+        assert!(extra[2].matches(&argv(&["just", "fmt"])));
+        assert!(!extra[2].matches(&argv(&["just", "fmt", "--exec"])));
+        assert!(
+            extra_safe_commands_from_config(&self::config(""))
+                .unwrap()
+                .is_empty()
+        );
+    }
+
+    #[test]
+    fn rejects_invalid_extra_safe_commands_with_file_and_key() {
+        let error =
+            extra_safe_commands_from_config(&config("[shell]\nextra_safe_commands = [\"\"]\n"))
+                .unwrap_err()
+                .to_string();
+        assert!(
+            error.starts_with("/home/u/.airlock/config.toml: invalid `shell.extra_safe_commands`"),
+            "{error}"
+        );
+        assert!(
+            extra_safe_commands_from_config(&config("[shell]\nextra_safe_commands = 3\n")).is_err()
+        );
+    }
+
+    #[test]
+    fn finds_the_nearest_trusted_project() {
+        let config = config(
+            "[projects.\"/work/repo\"]\ntrust_level = \"trusted\"\n\
+             [projects.\"/work/repo/vendor\"]\ntrust_level = \"untrusted\"\n",
+        );
+        assert_eq!(
+            trusted_project(&config, Path::new("/work/repo/src")),
+            Some(PathBuf::from("/work/repo"))
+        );
+        assert_eq!(trusted_project(&config, Path::new("/work/other")), None);
+    }
+}
