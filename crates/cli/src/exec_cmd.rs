@@ -1,0 +1,371 @@
+//! `airlock exec`: the main job (spec 10 §CLI, issue 6 item 5). One command through the three
+//! layers: exec policy → approval (hooks, automatic reviewer or the person at the terminal) →
+//! confined run → on a sandbox denial, re-approval and retry where the spec allows it. Every
+//! call is appended to `$AIRLOCK_HOME/log/audit.jsonl` unless `[audit] enabled = false`.
+//!
+//! Exit status: the command's own (also when the sandbox denied it and it was not retried);
+//! **125** with a one-line reason on stderr when Airlock refuses (forbidden, denied, timed
+//! out, aborted, unusable configuration or command, cannot confine); 2 for usage errors.
+//!
+//! Without a terminal on stdin and stderr, and without a hook or automatic reviewer that
+//! decides, a prompt is denied: "approval required but no reviewer is available".
+
+mod front_end;
+mod prompt;
+mod report;
+
+use std::collections::BTreeMap;
+use std::ffi::OsString;
+use std::io::IsTerminal as _;
+use std::path::Path;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use airlock_approval::ApprovalConfig;
+use airlock_core::ExecPolicyManager;
+use airlock_core::ExecPolicySources;
+use airlock_core::OutputMode;
+use airlock_core::SandboxSettings;
+use airlock_core::Session;
+use airlock_core::SessionConfig;
+use airlock_core::SessionOptions;
+use airlock_core::ShellCall;
+use airlock_core::ToolEnvironment;
+use airlock_core::ToolError;
+use airlock_core::audit::AUDIT_LOG_RELATIVE_PATH;
+use airlock_core::extra_safe_commands_from_config;
+use airlock_permissions::AirlockConfig;
+use airlock_permissions::ConfigEnv;
+use airlock_permissions::DANGER_FULL_ACCESS;
+use airlock_permissions::load_config;
+use airlock_permissions::normalize_lexically;
+use airlock_permissions::select_permission_profile;
+use airlock_protocol::ApprovalsReviewer;
+use airlock_protocol::AskForApproval;
+use airlock_protocol::SandboxPermissions;
+use airlock_sandbox::ShellEnvironmentPolicy;
+use clap::Args;
+use clap::ValueEnum;
+
+use front_end::FrontEnd;
+
+/// Exit status when Airlock refuses or cannot run the command (spec 10 §CLI).
+pub const REFUSED: u8 = 125;
+
+/// The warning printed for `--dangerously-bypass-approvals-and-sandbox` (spec 10 §CLI:
+/// "warns loudly").
+const YOLO_WARNING: &str = "\
+airlock: WARNING: --dangerously-bypass-approvals-and-sandbox is on: approval policy `never` and \
+profile `:danger-full-access`. Commands run WITHOUT a sandbox and nobody is asked. Use this only \
+on a machine that is isolated some other way (a throwaway VM or container).";
+
+/// Arguments of `airlock exec`.
+#[derive(Debug, Args)]
+pub struct ExecArgs {
+    /// Approval policy (default: `approval_policy` from the config, else `on-request`). A
+    /// granular policy can be given with `-c 'approval_policy={granular={...}}'`.
+    #[arg(short = 'a', long = "ask-for-approval", value_name = "POLICY")]
+    approval: Option<PolicyArg>,
+
+    /// Permission profile id (`:read-only`, `:workspace`, `:danger-full-access`,
+    /// `:external-sandbox`, or a `[permissions.<id>]` table); default: the configured one.
+    #[arg(short = 'P', long = "permission-profile", value_name = "ID")]
+    profile: Option<String>,
+
+    /// Working directory (the first workspace root); default: the current directory.
+    #[arg(short = 'C', long = "cd", value_name = "DIR")]
+    cd: Option<PathBuf>,
+
+    /// A `.rules` file (repeatable); replaces `$AIRLOCK_HOME/rules/*.rules`. Accepted prefix
+    /// rules are still saved to `$AIRLOCK_HOME/rules/default.rules`.
+    #[arg(short = 'r', long = "rules", value_name = "PATH")]
+    rules: Vec<PathBuf>,
+
+    /// Who answers approvals (default: `approvals_reviewer` from the config, else `user`).
+    #[arg(long, value_name = "R")]
+    reviewer: Option<ReviewerArg>,
+
+    /// Send every command to the automatic reviewer, even one that needs no approval
+    /// (spec 06 "strict auto review"); a retry without the sandbox is reviewed again.
+    #[arg(long)]
+    strict_auto_review: bool,
+
+    /// What the call asks of the sandbox: `use_default`, or `require_escalated` (run without
+    /// the sandbox; needs approval).
+    #[arg(
+        long = "sandbox-permissions",
+        value_name = "X",
+        default_value = "use_default"
+    )]
+    sandbox_permissions: SandboxArg,
+
+    /// Why the command should run, shown to reviewers.
+    #[arg(long, value_name = "TEXT")]
+    justification: Option<String>,
+
+    /// Config override `dotted.key=value` (value parsed as TOML, else a string); repeatable.
+    #[arg(short = 'c', long = "config", value_name = "KEY=VALUE")]
+    overrides: Vec<String>,
+
+    /// `never` + `:danger-full-access`: no approval, no sandbox. Only for machines isolated
+    /// some other way.
+    #[arg(
+        long = "dangerously-bypass-approvals-and-sandbox",
+        visible_alias = "yolo",
+        conflicts_with_all = ["approval", "profile", "sandbox_permissions"]
+    )]
+    yolo: bool,
+
+    /// After the command, print what each layer decided (policy, approval, attempts).
+    #[arg(short = 'v', long)]
+    verbose: bool,
+
+    /// The command, after `--`.
+    #[arg(value_name = "COMMAND", required = true, num_args = 1.., trailing_var_arg = true, allow_hyphen_values = true)]
+    command: Vec<OsString>,
+}
+
+/// `-a` values (spec 10 common options); `on-failure` is the legacy alias of `on-request`.
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum PolicyArg {
+    Untrusted,
+    OnRequest,
+    OnFailure,
+    Never,
+}
+
+impl PolicyArg {
+    const fn policy(self) -> AskForApproval {
+        match self {
+            Self::Untrusted => AskForApproval::UnlessTrusted,
+            Self::OnRequest | Self::OnFailure => AskForApproval::OnRequest,
+            Self::Never => AskForApproval::Never,
+        }
+    }
+}
+
+/// `--sandbox-permissions` values this command accepts (spec 10).
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum SandboxArg {
+    #[value(name = "use_default")]
+    UseDefault,
+    #[value(name = "require_escalated")]
+    RequireEscalated,
+}
+
+/// `--reviewer` values (spec 10).
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum ReviewerArg {
+    User,
+    #[value(name = "auto_review")]
+    AutoReview,
+}
+
+/// Why `airlock exec` did not run the command: printed as one line, exit 125.
+#[derive(Debug)]
+struct Refusal(String);
+
+impl<E: std::fmt::Display> From<E> for Refusal {
+    fn from(error: E) -> Self {
+        Self(error.to_string())
+    }
+}
+
+/// Runs `airlock exec`.
+pub fn run(args: ExecArgs) -> ExitCode {
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(error) => return refuse(&format!("cannot start the async runtime: {error}")),
+    };
+    match runtime.block_on(run_exec(args)) {
+        Ok(code) => ExitCode::from(code),
+        Err(Refusal(reason)) => refuse(&reason),
+    }
+}
+
+/// Prints `airlock: <reason>` on one line and returns 125.
+fn refuse(reason: &str) -> ExitCode {
+    let one_line: Vec<&str> = reason.split_whitespace().collect();
+    eprintln!("airlock: {}", one_line.join(" "));
+    ExitCode::from(REFUSED)
+}
+
+async fn run_exec(args: ExecArgs) -> Result<u8, Refusal> {
+    let command = airlock_shell::argv_from_os(args.command.iter().cloned())
+        .map_err(|error| Refusal(format!("invalid command: {error}")))?;
+    let cwd = working_directory(args.cd.as_deref())?;
+    let env = ConfigEnv::from_process();
+    let config = load_config(&env, &args.overrides)?;
+    let session_config = SessionConfig::from_config(&config)?;
+    if args.yolo {
+        eprintln!("{YOLO_WARNING}");
+    }
+    let approval_policy = match (args.yolo, args.approval) {
+        (true, _) => AskForApproval::Never,
+        (false, Some(arg)) => arg.policy(),
+        (false, None) => session_config.approval_policy,
+    };
+    let reviewer = match args.reviewer {
+        Some(ReviewerArg::User) => ApprovalsReviewer::User,
+        Some(ReviewerArg::AutoReview) => ApprovalsReviewer::AutoReview,
+        None => session_config.approvals_reviewer,
+    };
+    let requested_profile = if args.yolo {
+        Some(DANGER_FULL_ACCESS)
+    } else {
+        args.profile.as_deref()
+    };
+    let selected = select_permission_profile(&config, requested_profile, &cwd)?;
+    let env_vars = command_environment(&config)?;
+    let extra_safe_commands = extra_safe_commands_from_config(&config)?;
+    let exec_policy = ExecPolicyManager::load(&ExecPolicySources::for_config(
+        &config,
+        &env.airlock_home,
+        &cwd,
+        args.rules.clone(),
+    ));
+    let approval_config = ApprovalConfig::load(&config.table, &config.origin, &env.airlock_home)?;
+    let linux_helper = std::env::current_exe()
+        .map_err(|error| Refusal(format!("cannot locate the airlock executable: {error}")))?;
+    let options = SessionOptions {
+        session_id: session_id(),
+        approval_policy,
+        approvals_reviewer: reviewer,
+        strict_auto_review: args.strict_auto_review,
+        environment: ToolEnvironment {
+            environment_id: None,
+            cwd: cwd.clone(),
+            workspace_roots: selected.workspace_roots.clone(),
+            permission_profile: selected.symbolic().clone(),
+        },
+        env: env_vars,
+        extra_safe_commands,
+        sandbox: SandboxSettings {
+            linux_helper: Some(linux_helper),
+            ..SandboxSettings::default()
+        },
+        output: OutputMode::Tee,
+        amendment_file: Some(airlock_execpolicy::default_amendment_file(
+            &env.airlock_home,
+        )),
+        audit_log: session_config
+            .audit_enabled
+            .then(|| env.airlock_home.join(AUDIT_LOG_RELATIVE_PATH)),
+    };
+    let interactive = reviewer == ApprovalsReviewer::User
+        && std::io::stdin().is_terminal()
+        && std::io::stderr().is_terminal();
+    let (events_tx, events_rx) = tokio::sync::mpsc::unbounded_channel();
+    let session = Session::new(options, approval_config, exec_policy, Some(events_tx));
+    for warning in selected.warnings.iter().chain(session.warnings()) {
+        eprintln!("airlock: warning: {warning}");
+    }
+    let front_end = if interactive {
+        FrontEnd::Terminal
+    } else {
+        FrontEnd::NoReviewer
+    };
+    let answering = tokio::spawn(front_end::serve(
+        std::sync::Arc::downgrade(session.approvals()),
+        events_rx,
+        front_end,
+    ));
+    let turn = session.start_turn("turn-1");
+    let call = ShellCall {
+        call_id: "call-1".to_owned(),
+        command,
+        cwd: None,
+        sandbox_permissions: match args.sandbox_permissions {
+            SandboxArg::UseDefault => SandboxPermissions::UseDefault,
+            SandboxArg::RequireEscalated => SandboxPermissions::RequireEscalated,
+        },
+        justification: args.justification.clone(),
+        prefix_rule: None,
+    };
+    let outcome = session.exec(&turn, call).await;
+    session.approvals().end_turn();
+    drop(session);
+    // Let the front end print the warnings emitted during the call before exiting.
+    let _ = answering.await;
+    if let Some(error) = &outcome.audit_error {
+        eprintln!("airlock: warning: {error}");
+    }
+    if args.verbose {
+        eprint!("{}", report::render(&outcome.record));
+    }
+    exit_status(&outcome.result, &outcome.record)
+}
+
+/// The exit status of a finished call (spec 10 §CLI).
+fn exit_status(
+    result: &Result<airlock_sandbox::ExecOutput, ToolError>,
+    record: &airlock_core::AuditRecord,
+) -> Result<u8, Refusal> {
+    match result {
+        Ok(output) => {
+            if let Some(first) = record.trace.attempts.first()
+                && first.sandbox_denied
+                && record.trace.attempts.len() > 1
+            {
+                eprintln!(
+                    "airlock: note: the sandbox blocked the first attempt; it was retried without the sandbox"
+                );
+            }
+            Ok(status_byte(output.exit_code))
+        }
+        Err(ToolError::SandboxDenied { output, .. }) => {
+            let why = record
+                .trace
+                .no_retry
+                .map_or("", airlock_core::orchestrator::NoRetryReason::describe);
+            eprintln!("airlock: the sandbox blocked this command; not retried: {why}");
+            Ok(status_byte(output.exit_code))
+        }
+        Err(ToolError::Rejected { message, .. }) => Err(Refusal(message.clone())),
+        Err(error @ ToolError::Execution(_)) => Err(Refusal(error.to_string())),
+    }
+}
+
+/// An exit code as a process status byte (out-of-range codes become 1).
+fn status_byte(code: i32) -> u8 {
+    u8::try_from(code).unwrap_or(1)
+}
+
+fn working_directory(cd: Option<&Path>) -> Result<PathBuf, Refusal> {
+    let current = std::env::current_dir()
+        .map_err(|error| Refusal(format!("cannot read the current directory: {error}")))?;
+    let cwd = match cd {
+        Some(dir) => normalize_lexically(&current.join(dir)),
+        None => current,
+    };
+    if !cwd.is_dir() {
+        return Err(Refusal(format!(
+            "working directory {} does not exist or is not a directory; pass an existing -C DIR",
+            cwd.display()
+        )));
+    }
+    Ok(cwd)
+}
+
+/// The command's environment after `[shell_environment_policy]`; variables whose name or
+/// value is not UTF-8 are left out.
+fn command_environment(config: &AirlockConfig) -> Result<BTreeMap<String, String>, Refusal> {
+    let policy = ShellEnvironmentPolicy::from_config(&config.table)?;
+    Ok(policy
+        .apply(std::env::vars_os())
+        .into_iter()
+        .filter_map(|(name, value)| Some((name.into_string().ok()?, value.into_string().ok()?)))
+        .collect())
+}
+
+/// A session id unique enough for the audit log: process id and start time.
+fn session_id() -> String {
+    let millis = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|since| since.as_millis())
+        .unwrap_or_default();
+    format!("exec-{}-{millis}", std::process::id())
+}

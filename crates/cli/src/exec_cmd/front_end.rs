@@ -1,0 +1,68 @@
+//! Who answers for the user in `airlock exec` (spec 10 §CLI): the terminal prompt when stdin
+//! and stderr are terminals, otherwise nobody — every prompt is denied with "approval
+//! required but no reviewer is available" (fail closed). Warnings of the approval layer
+//! (failed hooks, unsaved amendments) are printed on stderr either way.
+
+use std::sync::Weak;
+
+use airlock_approval::ApprovalEvent;
+use airlock_approval::ApprovalSession;
+use airlock_approval::NO_REVIEWER_AVAILABLE;
+use airlock_protocol::ReviewDecision;
+use tokio::sync::mpsc::UnboundedReceiver;
+
+use super::prompt;
+
+/// How prompts routed to the user are answered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FrontEnd {
+    /// Ask on the terminal.
+    Terminal,
+    /// Nobody can answer: deny.
+    NoReviewer,
+}
+
+/// Answers the events of `approvals` until the channel closes. Holds the session weakly:
+/// the channel's sender lives in the session, so it closes when the session is dropped.
+pub async fn serve(
+    approvals: Weak<ApprovalSession>,
+    mut events: UnboundedReceiver<ApprovalEvent>,
+    front_end: FrontEnd,
+) {
+    while let Some(event) = events.recv().await {
+        match event {
+            ApprovalEvent::ExecApprovalRequest(request) => {
+                let id = request.effective_approval_id().to_owned();
+                let turn_id = request.turn_id.clone();
+                let decision = match front_end {
+                    FrontEnd::NoReviewer => {
+                        ReviewDecision::denied_with_reason(NO_REVIEWER_AVAILABLE)
+                    }
+                    FrontEnd::Terminal => {
+                        tokio::task::spawn_blocking(move || prompt::ask(&request))
+                            .await
+                            .unwrap_or(ReviewDecision::Abort)
+                    }
+                };
+                if let Some(approvals) = approvals.upgrade() {
+                    approvals
+                        .submit_exec_approval(&id, Some(&turn_id), decision)
+                        .await;
+                }
+            }
+            ApprovalEvent::ApplyPatchApprovalRequest(request) => {
+                // `airlock exec` runs commands only; a patch prompt is never expected here.
+                if let Some(approvals) = approvals.upgrade() {
+                    approvals
+                        .submit_patch_approval(
+                            &request.call_id,
+                            ReviewDecision::denied_with_reason(NO_REVIEWER_AVAILABLE),
+                        )
+                        .await;
+                }
+            }
+            ApprovalEvent::Warning { message } => eprintln!("airlock: warning: {message}"),
+            ApprovalEvent::ApprovalResolved { .. } => {}
+        }
+    }
+}

@@ -1,0 +1,137 @@
+//! `airlock exec --verbose`: what each layer decided for the call, from its audit record.
+
+use std::fmt::Write as _;
+
+use airlock_core::AuditRecord;
+use airlock_core::CallOutcome;
+use airlock_core::orchestrator::AttemptPhase;
+use airlock_execpolicy::RuleMatch;
+use airlock_protocol::ExecApprovalRequirement;
+
+/// A few lines per layer, on stderr after the command.
+pub fn render(record: &AuditRecord) -> String {
+    let mut out = String::from("airlock: policy layer\n");
+    if let Some(policy) = &record.policy {
+        for verdict in &policy.matched_rules {
+            let _ = writeln!(
+                out,
+                "  segment `{}`: {}{}",
+                join(&verdict.command),
+                verdict.decision.as_str(),
+                describe_matches(&verdict.matches, verdict.known_safe)
+            );
+        }
+        for cause in &policy.heuristics.prompt_causes {
+            let _ = writeln!(out, "  asks because: {}", cause.detail);
+        }
+        if let Some(reason) = &policy.policy_unavailable {
+            let _ = writeln!(out, "  exec policy unavailable: {reason}");
+        }
+    }
+    if let Some(requirement) = &record.trace.requirement {
+        let _ = writeln!(out, "  requirement: {}", describe_requirement(requirement));
+    }
+    out.push_str("airlock: approval layer\n");
+    for approval in &record.trace.approvals {
+        let _ = writeln!(
+            out,
+            "  {}: {} by {} ({} ms)",
+            phase(approval.phase),
+            approval.decision.opaque_label(),
+            serde_label(&approval.source),
+            approval.duration_ms
+        );
+    }
+    if record.trace.approvals.is_empty() {
+        out.push_str("  nobody was asked\n");
+    }
+    out.push_str("airlock: enforcement layer\n");
+    for attempt in &record.trace.attempts {
+        let ending = match (&attempt.error, attempt.exit_code) {
+            (Some(error), _) => format!("not started: {error}"),
+            (None, Some(code)) if attempt.sandbox_denied => {
+                format!("exit {code}, blocked by the sandbox")
+            }
+            (None, Some(code)) => format!("exit {code}"),
+            (None, None) => "no result".to_owned(),
+        };
+        let _ = writeln!(
+            out,
+            "  {} attempt: sandbox {}{} → {ending} ({} ms)",
+            phase(attempt.phase),
+            serde_label(&attempt.sandbox),
+            if attempt.sandbox_requested {
+                ""
+            } else {
+                " (not requested)"
+            },
+            attempt.duration_ms
+        );
+    }
+    if let Some(reason) = &record.trace.retry_reason {
+        let _ = writeln!(out, "  retry reason: {reason}");
+    }
+    if let Some(no_retry) = record.trace.no_retry {
+        let _ = writeln!(out, "  not retried: {}", no_retry.describe());
+    }
+    if let CallOutcome::Rejected { message, .. } = &record.outcome {
+        let _ = writeln!(out, "  refused: {message}");
+    }
+    out
+}
+
+fn phase(phase: AttemptPhase) -> &'static str {
+    match phase {
+        AttemptPhase::First => "first",
+        AttemptPhase::Retry => "retry",
+    }
+}
+
+fn describe_matches(matches: &[RuleMatch], known_safe: bool) -> String {
+    let mut parts = Vec::new();
+    for rule in matches {
+        match rule {
+            RuleMatch::PrefixRuleMatch { matched_prefix, .. } => {
+                parts.push(format!("rule `{}`", join(matched_prefix)));
+            }
+            RuleMatch::HeuristicsRuleMatch { .. } => parts.push("heuristics".to_owned()),
+        }
+    }
+    if known_safe {
+        parts.push("known safe".to_owned());
+    }
+    if parts.is_empty() {
+        String::new()
+    } else {
+        format!(" ({})", parts.join(", "))
+    }
+}
+
+fn describe_requirement(requirement: &ExecApprovalRequirement) -> String {
+    match requirement {
+        ExecApprovalRequirement::Skip { bypass_sandbox, .. } => {
+            if *bypass_sandbox {
+                "skip approval, first attempt may bypass the sandbox".to_owned()
+            } else {
+                "skip approval, run in the sandbox".to_owned()
+            }
+        }
+        ExecApprovalRequirement::NeedsApproval { reason, .. } => match reason {
+            Some(reason) => format!("needs approval: {reason}"),
+            None => "needs approval".to_owned(),
+        },
+        ExecApprovalRequirement::Forbidden { reason } => format!("forbidden: {reason}"),
+    }
+}
+
+/// The JSON string form of a unit enum value (`"hook"` → `hook`).
+fn serde_label<T: serde::Serialize>(value: &T) -> String {
+    serde_json::to_value(value)
+        .ok()
+        .and_then(|value| value.as_str().map(str::to_owned))
+        .unwrap_or_default()
+}
+
+fn join(words: &[String]) -> String {
+    shlex::try_join(words.iter().map(String::as_str)).unwrap_or_else(|_| words.join(" "))
+}
