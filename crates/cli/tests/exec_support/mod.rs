@@ -68,9 +68,16 @@ impl Dirs {
         self.outside.join(name).display().to_string()
     }
 
-    /// Writes `$AIRLOCK_HOME/config.toml`.
+    /// Writes `$AIRLOCK_HOME/config.toml`, selecting `:workspace` unless `text` selects a
+    /// profile (a config file without a selection means Codex's legacy default, `:read-only`
+    /// for an untrusted project, spec 04).
     pub fn config(&self, text: &str) {
-        std::fs::write(self.home.join("config.toml"), text).unwrap();
+        let selection = if text.contains("default_permissions") {
+            ""
+        } else {
+            "default_permissions = \":workspace\"\n"
+        };
+        std::fs::write(self.home.join("config.toml"), format!("{selection}{text}")).unwrap();
     }
 
     /// Writes a rules file in the scripts folder and returns its path.
