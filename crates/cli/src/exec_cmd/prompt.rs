@@ -48,7 +48,12 @@ pub fn ask(request: &ExecApprovalRequestEvent) -> ReviewDecision {
             }
             return decision;
         }
-        let _ = writeln!(err, "airlock: key not offered; {}", key_help(&offered));
+        let _ = write!(
+            err,
+            "\nairlock: key not offered; {}\n> ",
+            key_help(&offered)
+        );
+        let _ = err.flush();
     }
 }
 

@@ -1,0 +1,286 @@
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+//! The interactive approval prompt of `airlock exec` in a real terminal (spec 10 §CLI
+//! "Interactive approval"): each test starts `airlock exec` in its own tmux server, waits for
+//! the prompt with `capture-pane`, answers with `send-keys`, and checks what ran, the exit
+//! status and the audit log. Keys: `y` approve, `a` approve for the session, `p` approve and
+//! save the prefix rule, `n` deny with a reason, `Esc` / `Ctrl-C` abort; a retry prompt shows
+//! the retry reason.
+//!
+//! tmux is installed by `scripts/lib.sh` (`ensure_sandbox_deps`); without it these tests
+//! print why and pass without checking anything.
+
+mod exec_support;
+
+use std::path::Path;
+use std::process::Command;
+use std::sync::atomic::AtomicUsize;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+use std::time::Instant;
+
+use exec_support::Dirs;
+use exec_support::exists;
+use pretty_assertions::assert_eq;
+
+static NEXT: AtomicUsize = AtomicUsize::new(0);
+
+/// A tmux server of its own, running one shell command in a 200x50 window; killed on drop.
+struct Tmux {
+    socket: String,
+}
+
+impl Tmux {
+    /// `None` (with a message) when tmux is not installed.
+    fn start(dirs: &Dirs, airlock_args: &[&str]) -> Option<Self> {
+        if !Command::new("tmux")
+            .arg("-V")
+            .output()
+            .is_ok_and(|out| out.status.success())
+        {
+            eprintln!("skipping: tmux is not installed (scripts/lib.sh installs it)");
+            return None;
+        }
+        let socket = format!(
+            "airlock-test-{}-{}",
+            std::process::id(),
+            NEXT.fetch_add(1, Ordering::SeqCst)
+        );
+        let quoted: Vec<String> =
+            std::iter::once(exec_support::airlock_bin().display().to_string())
+                .chain(std::iter::once("exec".to_owned()))
+                .chain(airlock_args.iter().map(|arg| (*arg).to_owned()))
+                .map(|word| shlex::try_quote(&word).unwrap().into_owned())
+                .collect();
+        let script = format!(
+            "cd {ws} && AIRLOCK_HOME={home} {cmd}; echo \"EXIT=$?\"; sleep 600",
+            ws = shlex::try_quote(&dirs.ws.display().to_string()).unwrap(),
+            home = shlex::try_quote(&dirs.home.display().to_string()).unwrap(),
+            cmd = quoted.join(" ")
+        );
+        let status = Command::new("tmux")
+            .args([
+                "-L",
+                &socket,
+                "-f",
+                "/dev/null",
+                "new-session",
+                "-d",
+                "-s",
+                "t",
+            ])
+            .args(["-x", "200", "-y", "50", "sh", "-c", &script])
+            .status()
+            .unwrap();
+        assert!(status.success(), "tmux new-session failed");
+        Some(Self { socket })
+    }
+
+    fn pane(&self) -> String {
+        let out = Command::new("tmux")
+            .args(["-L", &self.socket, "capture-pane", "-p", "-J", "-t", "t"])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    /// Waits until the pane contains `text` (20 s at most) and returns the pane.
+    fn wait_for(&self, text: &str) -> String {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            let pane = self.pane();
+            if pane.contains(text) {
+                return pane;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "timed out waiting for {text:?}; pane:\n{pane}"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    fn send(&self, keys: &[&str]) {
+        let status = Command::new("tmux")
+            .args(["-L", &self.socket, "send-keys", "-t", "t"])
+            .args(keys)
+            .status()
+            .unwrap();
+        assert!(status.success());
+    }
+
+    /// Waits for the prompt, answers with `keys`, and returns (pane at the prompt, exit status
+    /// line, final pane).
+    fn answer(&self, keys: &[&str]) -> (String, String, String) {
+        let prompt = self.wait_for("[Esc] abort");
+        self.send(keys);
+        let done = self.wait_for("EXIT=");
+        let status = done
+            .lines()
+            .find(|line| line.starts_with("EXIT="))
+            .unwrap()
+            .to_owned();
+        (prompt, status, done)
+    }
+}
+
+impl Drop for Tmux {
+    fn drop(&mut self) {
+        let _ = Command::new("tmux")
+            .args(["-L", &self.socket, "kill-server"])
+            .status();
+    }
+}
+
+fn last_decision(dirs: &Dirs) -> serde_json::Value {
+    let audit = dirs.audit();
+    let record = audit.last().unwrap();
+    record["approvals"].as_array().unwrap().last().unwrap()["decision"].clone()
+}
+
+#[test]
+fn approve_with_y_shows_the_facts_and_runs_in_the_sandbox() {
+    let dirs = Dirs::new();
+    let args = [
+        "-a",
+        "untrusted",
+        "--justification",
+        "make a file",
+        "--",
+        "touch",
+        "made.txt",
+    ];
+    let Some(tmux) = Tmux::start(&dirs, &args) else {
+        return;
+    };
+    let (prompt, status, _) = tmux.answer(&["y"]);
+    assert!(prompt.contains("airlock: approval needed"), "{prompt}");
+    assert!(prompt.contains("command: touch made.txt"), "{prompt}");
+    assert!(
+        prompt.contains(&format!("cwd:     {}", dirs.ws.display())),
+        "{prompt}"
+    );
+    assert!(prompt.contains("reason: make a file"), "{prompt}");
+    assert!(
+        prompt.contains("proposed prefix rule: touch made.txt"),
+        "{prompt}"
+    );
+    assert!(prompt.contains("[y] approve  [a] approve for this session  [p] approve and save the prefix rule  [n] deny  [Esc] abort"), "{prompt}");
+    assert_eq!(status, "EXIT=0");
+    assert!(exists(dirs.ws.join("made.txt")));
+    assert_eq!(last_decision(&dirs), "approved");
+    assert_eq!(dirs.audit()[0]["attempts"][0]["sandbox"], "linuxSeccomp");
+}
+
+#[test]
+fn approve_for_session_with_a() {
+    let dirs = Dirs::new();
+    let Some(tmux) = Tmux::start(&dirs, &["-a", "untrusted", "--", "touch", "s.txt"]) else {
+        return;
+    };
+    let (_, status, pane) = tmux.answer(&["a"]);
+    assert_eq!(status, "EXIT=0");
+    assert!(pane.contains("approved for this session"), "{pane}");
+    assert!(exists(dirs.ws.join("s.txt")));
+    assert_eq!(last_decision(&dirs), "approved_for_session");
+}
+
+/// `p` saves the proposed prefix rule to `$AIRLOCK_HOME/rules/default.rules`; the next run
+/// of the command needs nobody (here: no terminal at all).
+#[test]
+fn save_prefix_with_p_and_the_next_run_skips_the_prompt() {
+    let dirs = Dirs::new();
+    let Some(tmux) = Tmux::start(&dirs, &["-a", "untrusted", "--", "touch", "p.txt"]) else {
+        return;
+    };
+    let (_, status, _) = tmux.answer(&["p"]);
+    assert_eq!(status, "EXIT=0");
+    let rules = std::fs::read_to_string(dirs.home.join("rules/default.rules")).unwrap();
+    assert!(
+        rules.contains(r#"prefix_rule(pattern=["touch", "p.txt"], decision="allow")"#),
+        "{rules}"
+    );
+    let decision = last_decision(&dirs);
+    assert_eq!(
+        decision["approved_execpolicy_amendment"]["proposed_execpolicy_amendment"],
+        serde_json::json!(["touch", "p.txt"])
+    );
+    std::fs::remove_file(dirs.ws.join("p.txt")).unwrap();
+    let out = dirs.exec(&["-a", "untrusted", "--", "touch", "p.txt"]);
+    assert_eq!(out.status.code(), Some(0), "{}", exec_support::stderr(&out));
+    assert!(exists(dirs.ws.join("p.txt")));
+    assert_eq!(last_decision(&dirs), "approved");
+    assert_eq!(
+        dirs.audit().last().unwrap()["approvals"][0]["source"],
+        "config"
+    );
+}
+
+#[test]
+fn escape_aborts() {
+    let dirs = Dirs::new();
+    let Some(tmux) = Tmux::start(&dirs, &["-a", "untrusted", "--", "touch", "no.txt"]) else {
+        return;
+    };
+    let (_, status, pane) = tmux.answer(&["Escape"]);
+    assert_eq!(status, "EXIT=125");
+    assert!(pane.contains("airlock: approval request aborted"), "{pane}");
+    assert!(!exists(dirs.ws.join("no.txt")));
+    assert_eq!(last_decision(&dirs), "abort");
+}
+
+#[test]
+fn ctrl_c_aborts() {
+    let dirs = Dirs::new();
+    let Some(tmux) = Tmux::start(&dirs, &["-a", "untrusted", "--", "touch", "no.txt"]) else {
+        return;
+    };
+    let (_, status, _) = tmux.answer(&["C-c"]);
+    assert_eq!(status, "EXIT=125");
+    assert!(!exists(dirs.ws.join("no.txt")));
+    assert_eq!(last_decision(&dirs), "abort");
+}
+
+#[test]
+fn n_denies_with_a_reason() {
+    let dirs = Dirs::new();
+    let Some(tmux) = Tmux::start(&dirs, &["-a", "untrusted", "--", "touch", "no.txt"]) else {
+        return;
+    };
+    tmux.wait_for("[Esc] abort");
+    tmux.send(&["n"]);
+    tmux.wait_for("reason (optional, Enter to skip):");
+    tmux.send(&["not today", "Enter"]);
+    let pane = tmux.wait_for("EXIT=");
+    assert!(pane.contains("EXIT=125"), "{pane}");
+    assert!(
+        pane.contains("airlock: rejected by user: not today"),
+        "{pane}"
+    );
+    assert!(!exists(dirs.ws.join("no.txt")));
+}
+
+/// A retry prompt shows the retry reason: under granular with `sandbox_approval = true` a
+/// command that needed no approval is denied by the sandbox, and running it without the
+/// sandbox is asked about first.
+#[test]
+fn retry_prompt_shows_the_retry_reason() {
+    let dirs = Dirs::new();
+    let target = dirs.outside_file("retry.txt");
+    let policy =
+        "approval_policy={granular={sandbox_approval=true,rules=true,mcp_elicitations=false}}";
+    let Some(tmux) = Tmux::start(&dirs, &["-c", policy, "--", "touch", &target]) else {
+        return;
+    };
+    let (prompt, status, _) = tmux.answer(&["y"]);
+    assert!(
+        prompt.contains("retry reason: command failed in the sandbox; retry without sandbox?"),
+        "{prompt}"
+    );
+    assert!(prompt.contains("Read-only file system"), "{prompt}");
+    assert_eq!(status, "EXIT=0");
+    assert!(Path::new(&target).exists());
+    let record = &dirs.audit()[0];
+    assert_eq!(record["approvals"][1]["phase"], "retry");
+    assert_eq!(record["approvals"][1]["source"], "user");
+    assert_eq!(record["attempts"][1]["sandbox"], "none");
+}
