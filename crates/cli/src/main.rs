@@ -31,6 +31,10 @@ enum Command {
     /// The `<permissions instructions>` text for the model, or its update after a snapshot.
     Instructions(instructions_cmd::InstructionsArgs),
     /// Run a command under a permission profile's sandbox and exit with its status.
+    ///
+    /// Exit status: the command's own (128+N when killed by signal N); 125 when Airlock
+    /// cannot confine it as the profile requires (nothing ran); 127 when the command is
+    /// not found; 2 for usage errors.
     Sandbox(sandbox_cmd::SandboxArgs),
     /// Check that this host can enforce the sandbox; prints the fix for each failure.
     Doctor(doctor_cmd::DoctorArgs),

@@ -18,6 +18,35 @@ use airlock_sandbox::ShellEnvironmentPolicy;
 use anyhow::Context;
 use clap::Args;
 
+/// Exit status when the command does not exist (as shells report it); nothing ran.
+pub const COMMAND_NOT_FOUND: i32 = 127;
+
+/// Where `program` would be found: itself if it contains a `/`, else the first
+/// executable file named so on the command's `PATH`.
+fn find_program(
+    program: &std::ffi::OsStr,
+    env: &[(OsString, OsString)],
+    cwd: &Path,
+) -> Option<PathBuf> {
+    use std::os::unix::fs::PermissionsExt;
+    let is_exe = |p: &Path| {
+        std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+    };
+    let path = Path::new(program);
+    if program.as_encoded_bytes().contains(&b'/') {
+        let full = cwd.join(path);
+        return is_exe(&full).then_some(full);
+    }
+    let search = env
+        .iter()
+        .find(|(k, _)| k == "PATH")
+        .map(|(_, v)| v.clone())
+        .unwrap_or_else(|| "/usr/bin:/bin".into());
+    std::env::split_paths(&search)
+        .map(|dir| dir.join(program))
+        .find(|p| is_exe(p))
+}
+
 /// Exit status when the sandbox could not be set up (as `env`, `timeout` and container
 /// runtimes use it): distinguishes Airlock's failure from the command's.
 pub const SETUP_FAILURE: u8 = 125;
@@ -91,6 +120,23 @@ fn run_sandbox(args: SandboxArgs) -> anyhow::Result<i32> {
         // No Airlock sandbox: full access, or a container/VM that owns isolation.
         PermissionProfile::Disabled | PermissionProfile::External { .. } => {
             let (program, rest) = args.command.split_first().context("no command given")?;
+            if args.dry_run {
+                let words: Vec<String> = args
+                    .command
+                    .iter()
+                    .map(|a| a.to_string_lossy().into_owned())
+                    .collect();
+                println!(
+                    "(no Airlock sandbox for this profile) {}",
+                    shlex::try_join(words.iter().map(String::as_str))
+                        .unwrap_or_else(|_| words.join(" "))
+                );
+                return Ok(0);
+            }
+            if find_program(program, &env, &cwd).is_none() {
+                eprintln!("airlock: command not found: {}", program.to_string_lossy());
+                return Ok(COMMAND_NOT_FOUND);
+            }
             let error = std::process::Command::new(program)
                 .args(rest)
                 .current_dir(&cwd)
@@ -100,6 +146,13 @@ fn run_sandbox(args: SandboxArgs) -> anyhow::Result<i32> {
             Err(error).with_context(|| format!("could not start {}", program.to_string_lossy()))
         }
         PermissionProfile::Managed { .. } => {
+            if let Some(program) = args.command.first()
+                && !args.dry_run
+                && find_program(program, &env, &cwd).is_none()
+            {
+                eprintln!("airlock: command not found: {}", program.to_string_lossy());
+                return Ok(COMMAND_NOT_FOUND);
+            }
             let helper = HelperArgs {
                 sandbox_policy_cwd: cwd.clone(),
                 command_cwd: cwd,

@@ -479,3 +479,50 @@ fn airlock_project_dir_nested_git_swap_setuid_proc_masks_and_inherited_fds() {
     assert!(!status.success());
     assert_eq!(std::fs::read_to_string(outside.path()).unwrap(), "");
 }
+
+/// New-user findings: a dry run never runs anything, a missing command is 127 (not a
+/// confusing bwrap error), and the user's own empty protected directories survive.
+#[test]
+fn dry_run_missing_command_and_user_directories() {
+    let ws = git_workspace();
+    let wsp = ws.path().to_str().unwrap();
+    let marker = ws.path().join("ran");
+    let script = format!("touch {}", marker.display());
+    for profile in [":danger-full-access", ":workspace"] {
+        let out = airlock(
+            &[
+                "sandbox",
+                "--dry-run",
+                "-P",
+                profile,
+                "-C",
+                wsp,
+                "--",
+                "sh",
+                "-c",
+                &script,
+            ],
+            ws.path(),
+        );
+        assert!(out.status.success(), "{}", text(&out));
+        assert!(
+            !marker.exists(),
+            "--dry-run ran the command under {profile}"
+        );
+    }
+    let out = airlock(
+        &["sandbox", "-C", wsp, "--", "no-such-command-xyz"],
+        ws.path(),
+    );
+    assert_eq!(out.status.code(), Some(127));
+    assert!(text(&out).contains("command not found: no-such-command-xyz"));
+    std::fs::create_dir(ws.path().join(".codex")).unwrap();
+    for _ in 0..2 {
+        assert!(sh(":workspace", ws.path(), "true").status.success());
+    }
+    assert!(
+        ws.path().join(".codex").is_dir(),
+        "the user's empty .codex was removed"
+    );
+    assert!(!ws.path().join(".aws").exists(), "placeholder left behind");
+}

@@ -93,6 +93,25 @@ fn has_effective_capabilities() -> bool {
         })
 }
 
+/// Everything [`restrict`] checks before touching the kernel: the policy is expressible
+/// and the launcher holds no capabilities. Returns the writable roots to grant.
+///
+/// # Errors
+/// [`LandlockModeError::Unsupported`] explaining why legacy mode cannot be used.
+pub fn precheck(
+    policy: &FileSystemSandboxPolicy,
+    cwd: &Path,
+) -> Result<Vec<PathBuf>, LandlockModeError> {
+    let writable = expressible_writable_roots(policy, cwd)?;
+    if has_effective_capabilities() {
+        return Err(LandlockModeError::Unsupported(
+            "the launcher holds capabilities (running as root?), which Landlock cannot take away"
+                .into(),
+        ));
+    }
+    Ok(writable)
+}
+
 /// Restricts the calling process (irreversibly) to the policy.
 ///
 /// # Errors

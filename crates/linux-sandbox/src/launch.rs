@@ -244,8 +244,14 @@ pub fn describe_launch(args: &HelperArgs) -> Result<Vec<OsString>, LaunchError> 
                 && policy
                     .get_unreadable_globs_with_cwd(&args.sandbox_policy_cwd)
                     .is_empty();
-            if (policy.has_full_disk_write_access() && no_deny) || args.use_legacy_landlock {
+            if policy.has_full_disk_write_access() && no_deny {
                 return Ok(direct());
+            }
+            if args.use_legacy_landlock {
+                crate::landlock_mode::precheck(&policy, &args.sandbox_policy_cwd)?;
+                let mut argv = vec![OsString::from("(legacy Landlock + seccomp, no bubblewrap)")];
+                argv.extend(args.command.iter().cloned());
+                return Ok(argv);
             }
             let launch = prepare_bwrap(args, &policy, network)?;
             Ok(std::iter::once(launch.bwrap.into_os_string())
@@ -316,7 +322,12 @@ pub fn run_helper_with_env(
     // Placeholders are created on the host by bubblewrap; wait so they can be removed.
     let guard = PlaceholderGuard::acquire(&launch.created_mount_points, &launch.writable_roots)
         .map_err(LaunchError::Prepare)?;
-    let status = command.status().map_err(|source| LaunchError::Exec {
+    let mut child = command.spawn().map_err(|source| LaunchError::Exec {
+        program: launch.bwrap.display().to_string(),
+        source,
+    })?;
+    crate::signals::forward_to(child.id());
+    let status = child.wait().map_err(|source| LaunchError::Exec {
         program: launch.bwrap.display().to_string(),
         source,
     })?;

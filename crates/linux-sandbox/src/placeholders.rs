@@ -102,9 +102,13 @@ impl PlaceholderGuard {
         let mut held = Vec::with_capacity(paths.len());
         for path in paths {
             let lock_path = dir.join(lock_name(path));
-            // An existing directory without a lock file is the user's own (empty)
-            // directory: shadow it, never remove it.
-            let removable = !path.exists() || lock_path.exists();
+            // A lock file exists only for directories a launch created. An existing
+            // directory without one is the user's own (empty) directory: shadow it,
+            // never remove it, and do not create a lock file that would later make it
+            // look like a placeholder.
+            if path.exists() && !lock_path.exists() {
+                continue;
+            }
             let file = OpenOptions::new()
                 .create(true)
                 .truncate(false)
@@ -112,7 +116,7 @@ impl PlaceholderGuard {
                 .mode(0o600)
                 .open(&lock_path)?;
             file.lock_shared()?;
-            held.push((path.clone(), file, removable));
+            held.push((path.clone(), file, true));
         }
         Ok(Self { held })
     }

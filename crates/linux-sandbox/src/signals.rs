@@ -1,0 +1,38 @@
+//! While the helper waits for a sandboxed command (to remove placeholder directories
+//! afterwards), termination signals aimed at the helper are forwarded to the command
+//! instead of killing the helper: the command stops, and cleanup still runs.
+
+use std::sync::atomic::{AtomicI32, Ordering};
+
+static CHILD: AtomicI32 = AtomicI32::new(0);
+
+const FORWARDED: [libc::c_int; 4] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP, libc::SIGQUIT];
+
+extern "C" fn forward(signal: libc::c_int) {
+    let pid = CHILD.load(Ordering::Relaxed);
+    if pid > 0 {
+        // SAFETY: kill(2) is async-signal-safe and touches no memory of ours.
+        #[allow(unsafe_code)]
+        unsafe {
+            libc::kill(pid, signal);
+        }
+    }
+}
+
+/// Forwards SIGINT, SIGTERM, SIGHUP and SIGQUIT to `pid` from now on.
+#[allow(unsafe_code)]
+pub fn forward_to(pid: u32) {
+    CHILD.store(i32::try_from(pid).unwrap_or(0), Ordering::Relaxed);
+    for signal in FORWARDED {
+        // SAFETY: a zeroed sigaction is a valid "no flags, empty mask" value; the
+        // handler only calls the async-signal-safe kill(2); SA_RESTART keeps the
+        // parent's wait() going.
+        unsafe {
+            let mut action: libc::sigaction = std::mem::zeroed();
+            action.sa_sigaction = forward as *const () as libc::sighandler_t;
+            action.sa_flags = libc::SA_RESTART;
+            libc::sigemptyset(&mut action.sa_mask);
+            libc::sigaction(signal, &action, std::ptr::null_mut());
+        }
+    }
+}
