@@ -13,6 +13,7 @@
 mod front_end;
 mod prompt;
 mod report;
+mod warnings;
 
 use std::collections::BTreeMap;
 use std::ffi::OsString;
@@ -46,8 +47,6 @@ use airlock_protocol::SandboxPermissions;
 use airlock_sandbox::ShellEnvironmentPolicy;
 use clap::Args;
 use clap::ValueEnum;
-
-use front_end::FrontEnd;
 
 /// Exit status when Airlock refuses or cannot run the command (spec 10 §CLI).
 pub const REFUSED: u8 = 125;
@@ -194,6 +193,7 @@ fn refuse(reason: &str) -> ExitCode {
 }
 
 async fn run_exec(args: ExecArgs) -> Result<u8, Refusal> {
+    warnings::install();
     let command = airlock_shell::argv_from_os(args.command.iter().cloned())
         .map_err(|error| Refusal(format!("invalid command: {error}")))?;
     let cwd = working_directory(args.cd.as_deref())?;
@@ -255,23 +255,24 @@ async fn run_exec(args: ExecArgs) -> Result<u8, Refusal> {
             .audit_enabled
             .then(|| env.airlock_home.join(AUDIT_LOG_RELATIVE_PATH)),
     };
+    // A person can answer only on a terminal; otherwise the session gets no event channel and
+    // every prompt routed to the user is denied (spec 10: fail closed).
     let interactive = reviewer == ApprovalsReviewer::User
         && std::io::stdin().is_terminal()
         && std::io::stderr().is_terminal();
     let (events_tx, events_rx) = tokio::sync::mpsc::unbounded_channel();
-    let session = Session::new(options, approval_config, exec_policy, Some(events_tx));
+    let session = Session::new(
+        options,
+        approval_config,
+        exec_policy,
+        interactive.then_some(events_tx),
+    );
     for warning in selected.warnings.iter().chain(session.warnings()) {
         eprintln!("airlock: warning: {warning}");
     }
-    let front_end = if interactive {
-        FrontEnd::Terminal
-    } else {
-        FrontEnd::NoReviewer
-    };
     let answering = tokio::spawn(front_end::serve(
         std::sync::Arc::downgrade(session.approvals()),
         events_rx,
-        front_end,
     ));
     let turn = session.start_turn("turn-1");
     let call = ShellCall {
@@ -288,7 +289,6 @@ async fn run_exec(args: ExecArgs) -> Result<u8, Refusal> {
     let outcome = session.exec(&turn, call).await;
     session.approvals().end_turn();
     drop(session);
-    // Let the front end print the warnings emitted during the call before exiting.
     let _ = answering.await;
     if let Some(error) = &outcome.audit_error {
         eprintln!("airlock: warning: {error}");

@@ -124,6 +124,8 @@ fn without_a_terminal_a_prompt_fails_closed() {
         "airlock: approval required but no reviewer is available"
     );
     assert!(!exists(dirs.ws.join("made.txt")));
+    let approval = &dirs.audit()[0]["approvals"][0];
+    assert_eq!(approval["source"], "config", "nobody was asked");
 }
 
 #[test]

@@ -1,7 +1,7 @@
-//! Who answers for the user in `airlock exec` (spec 10 §CLI): the terminal prompt when stdin
-//! and stderr are terminals, otherwise nobody — every prompt is denied with "approval
-//! required but no reviewer is available" (fail closed). Warnings of the approval layer
-//! (failed hooks, unsaved amendments) are printed on stderr either way.
+//! The person at the terminal answers for the user in `airlock exec` (spec 10 §CLI). Only
+//! used when stdin and stderr are terminals; otherwise the session has no event channel and
+//! every prompt is denied with "approval required but no reviewer is available" (fail
+//! closed, source `config`). Warnings are printed by [`super::warnings`], not here.
 
 use std::sync::Weak;
 
@@ -13,37 +13,17 @@ use tokio::sync::mpsc::UnboundedReceiver;
 
 use super::prompt;
 
-/// How prompts routed to the user are answered.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum FrontEnd {
-    /// Ask on the terminal.
-    Terminal,
-    /// Nobody can answer: deny.
-    NoReviewer,
-}
-
 /// Answers the events of `approvals` until the channel closes. Holds the session weakly:
 /// the channel's sender lives in the session, so it closes when the session is dropped.
-pub async fn serve(
-    approvals: Weak<ApprovalSession>,
-    mut events: UnboundedReceiver<ApprovalEvent>,
-    front_end: FrontEnd,
-) {
+pub async fn serve(approvals: Weak<ApprovalSession>, mut events: UnboundedReceiver<ApprovalEvent>) {
     while let Some(event) = events.recv().await {
         match event {
             ApprovalEvent::ExecApprovalRequest(request) => {
                 let id = request.effective_approval_id().to_owned();
                 let turn_id = request.turn_id.clone();
-                let decision = match front_end {
-                    FrontEnd::NoReviewer => {
-                        ReviewDecision::denied_with_reason(NO_REVIEWER_AVAILABLE)
-                    }
-                    FrontEnd::Terminal => {
-                        tokio::task::spawn_blocking(move || prompt::ask(&request))
-                            .await
-                            .unwrap_or(ReviewDecision::Abort)
-                    }
-                };
+                let decision = tokio::task::spawn_blocking(move || prompt::ask(&request))
+                    .await
+                    .unwrap_or(ReviewDecision::Abort);
                 if let Some(approvals) = approvals.upgrade() {
                     approvals
                         .submit_exec_approval(&id, Some(&turn_id), decision)
@@ -61,8 +41,7 @@ pub async fn serve(
                         .await;
                 }
             }
-            ApprovalEvent::Warning { message } => eprintln!("airlock: warning: {message}"),
-            ApprovalEvent::ApprovalResolved { .. } => {}
+            ApprovalEvent::Warning { .. } | ApprovalEvent::ApprovalResolved { .. } => {}
         }
     }
 }

@@ -22,7 +22,7 @@ pub fn render(record: &AuditRecord) -> String {
             );
         }
         for cause in &policy.heuristics.prompt_causes {
-            let _ = writeln!(out, "  asks because: {}", cause.detail);
+            let _ = writeln!(out, "  prompt cause: {}", cause.detail);
         }
         if let Some(reason) = &policy.policy_unavailable {
             let _ = writeln!(out, "  exec policy unavailable: {reason}");
@@ -74,9 +74,19 @@ pub fn render(record: &AuditRecord) -> String {
     if let Some(no_retry) = record.trace.no_retry {
         let _ = writeln!(out, "  not retried: {}", no_retry.describe());
     }
-    if let CallOutcome::Rejected { message, .. } = &record.outcome {
-        let _ = writeln!(out, "  refused: {message}");
-    }
+    out.push_str("airlock: outcome\n");
+    let _ = writeln!(
+        out,
+        "  {}",
+        match &record.outcome {
+            CallOutcome::Ran { exit_code } => format!("ran, exit {exit_code}"),
+            CallOutcome::SandboxDenied { exit_code } => {
+                format!("blocked by the sandbox, exit {exit_code}")
+            }
+            CallOutcome::Rejected { message, .. } => format!("refused: {message}"),
+            CallOutcome::Error { message } => format!("not run: {message}"),
+        }
+    );
     out
 }
 
