@@ -47,4 +47,7 @@ ensure_build_deps() {
 ensure_sandbox_deps() {
   ensure_apt bwrap bubblewrap
   ensure_apt script util-linux
+  # The interactive-prompt tests drive `airlock exec` in a real terminal under tmux; they
+  # skip (saying so) only when tmux cannot be installed.
+  ensure_apt tmux tmux || echo "warning: tmux could not be installed; the interactive-prompt tests will be skipped" >&2
 }
