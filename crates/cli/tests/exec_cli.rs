@@ -411,3 +411,25 @@ fn audit_can_be_disabled_and_never_holds_environment_values() {
     assert_eq!(out.status.code(), Some(0));
     assert_eq!(dirs.audit().len(), 1, "no line added");
 }
+
+/// A launch that cannot be confined (no bubblewrap on `PATH`) is refused before spawn and
+/// never falls back to running unconfined (spec 07 §Errors).
+#[test]
+fn cannot_confine_is_refused_and_never_run_unconfined() {
+    let dirs = Dirs::new();
+    let out = std::process::Command::new(exec_support::airlock_bin())
+        .args(["exec", "--", "/usr/bin/touch", "made.txt"])
+        .current_dir(&dirs.ws)
+        .env("AIRLOCK_HOME", &dirs.home)
+        .env("PATH", "/nonexistent")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(REFUSED));
+    assert!(
+        last_line(&out).starts_with("airlock: cannot confine the command:"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(!exists(dirs.ws.join("made.txt")));
+    assert_eq!(dirs.audit()[0]["outcome"]["status"], "error");
+}

@@ -1,79 +1,37 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 //! `airlock_core::Session` end to end under the real sandbox (bubblewrap through the `airlock`
-//! helper): every decision kind with a scripted user, the retry path, and every row of the
-//! scenarios table of `spec/README.md`, with real processes writing (or failing to write)
-//! real files. Reviewers are scripted: hook scripts, an automatic-review script, or a user task
-//! answering approval events.
+//! helper): every decision kind with a scripted user, the retry path (scenario row 6) and the
+//! audit log, with real processes writing (or failing to write) real files. Reviewers are
+//! scripted: hook scripts, an automatic-review script, or a user task answering approval
+//! events. The other scenario rows are in `exec_scenarios.rs`.
 
 mod exec_support;
 
 use airlock_approval::AUTO_REVIEW_TIMED_OUT;
 use airlock_approval::ApprovalEvent;
 use airlock_approval::DecisionSource;
-use airlock_core::AuditRecord;
 use airlock_core::CallOutcome;
-use airlock_core::ShellCallOutcome;
 use airlock_core::ToolError;
 use airlock_core::orchestrator::NoRetryReason;
 use airlock_protocol::ApprovalsReviewer;
 use airlock_protocol::AskForApproval;
 use airlock_protocol::ExecApprovalRequirement;
 use airlock_protocol::ReviewDecision;
-use airlock_protocol::SandboxPermissions;
 use airlock_sandbox::SandboxType;
 use exec_support::Dirs;
 use exec_support::Harness;
 use exec_support::HarnessOptions;
 use exec_support::call;
 use exec_support::exists;
+use exec_support::outcome::LINUX;
+use exec_support::outcome::approve;
+use exec_support::outcome::approve_amendment;
+use exec_support::outcome::deny_read_profile;
+use exec_support::outcome::exit_code;
+use exec_support::outcome::rejection;
+use exec_support::outcome::sandboxes;
+use exec_support::outcome::sources;
 use pretty_assertions::assert_eq;
-
-fn approve(decision: ReviewDecision) -> Box<exec_support::Answer> {
-    Box::new(move |_| Some(decision.clone()))
-}
-
-/// Answers with the amendment the prompt offers.
-fn approve_amendment() -> Box<exec_support::Answer> {
-    Box::new(|event| match event {
-        ApprovalEvent::ExecApprovalRequest(request) => request
-            .decisions()
-            .into_iter()
-            .find(|d| matches!(d, ReviewDecision::ApprovedExecpolicyAmendment { .. })),
-        _ => None,
-    })
-}
-
-fn sandboxes(record: &AuditRecord) -> Vec<(SandboxType, bool)> {
-    record
-        .trace
-        .attempts
-        .iter()
-        .map(|a| (a.sandbox, a.sandbox_denied))
-        .collect()
-}
-
-fn sources(record: &AuditRecord) -> Vec<DecisionSource> {
-    record.trace.approvals.iter().map(|a| a.source).collect()
-}
-
-fn exit_code(outcome: &ShellCallOutcome) -> i32 {
-    match &outcome.result {
-        Ok(output) => output.exit_code,
-        Err(error) => panic!("expected the command to run, got {error:?}"),
-    }
-}
-
-fn rejection(outcome: &ShellCallOutcome) -> (String, bool) {
-    match &outcome.result {
-        Err(ToolError::Rejected {
-            message,
-            interrupts_turn,
-        }) => (message.clone(), *interrupts_turn),
-        other => panic!("expected a rejection, got {other:?}"),
-    }
-}
-
-const LINUX: SandboxType = SandboxType::LinuxSeccomp;
 
 #[tokio::test]
 async fn approved_runs_inside_the_sandbox() {
@@ -302,25 +260,6 @@ async fn on_request_denial_is_returned_without_retry() {
     ));
 }
 
-fn deny_read_profile(dirs: &Dirs) -> airlock_protocol::PermissionProfile {
-    let env = airlock_permissions::ConfigEnv {
-        airlock_home: dirs.home.clone(),
-        home: None,
-    };
-    let config = airlock_permissions::AirlockConfig::from_toml_str(
-        &dirs.deny_read_profile_toml(),
-        &dirs.home.join("config.toml"),
-        &env,
-    )
-    .unwrap();
-    airlock_permissions::select_permission_profile(&config, None, &dirs.ws)
-        .unwrap()
-        .symbolic()
-        .clone()
-}
-
-/// With a deny-read entry nothing is ever retried without the sandbox, even under
-/// `untrusted` with an approving hook; the denied file stays unreadable.
 #[tokio::test]
 async fn deny_read_is_never_retried_unsandboxed() {
     let dirs = Dirs::new();
@@ -351,221 +290,6 @@ async fn deny_read_is_never_retried_unsandboxed() {
     };
     assert!(!output.stdout.contains("the-secret-value"));
     assert_eq!(sandboxes(&read.record), vec![(LINUX, true)]);
-}
-
-/// Scenario row 1: restricted filesystem + `on-request`, a `prompt` rule → `NeedsApproval`,
-/// and the approved attempt is still sandboxed (the write outside fails).
-#[tokio::test]
-async fn row1_on_request_prompt_rule_needs_approval_and_stays_sandboxed() {
-    let dirs = Dirs::new();
-    let rules = dirs.rules(
-        "ask.rules",
-        "prefix_rule(pattern=[\"touch\"], decision=\"prompt\")\n",
-    );
-    let h = Harness::start(
-        &dirs,
-        HarnessOptions {
-            approval_toml: dirs.hook("allow"),
-            rules: vec![rules],
-            ..HarnessOptions::new(AskForApproval::OnRequest)
-        },
-        approve(ReviewDecision::Approved),
-    );
-    let turn = h.session.start_turn("turn-1");
-    let target = dirs.outside_file("f.txt");
-    let out = h.session.exec(&turn, call("c1", &["touch", &target])).await;
-    assert!(matches!(
-        out.record.trace.requirement,
-        Some(ExecApprovalRequirement::NeedsApproval { .. })
-    ));
-    assert_eq!(sources(&out.record), vec![DecisionSource::Hook]);
-    assert!(out.record.trace.attempts[0].sandbox_requested);
-    assert_eq!(sandboxes(&out.record), vec![(LINUX, true)]);
-    assert!(!exists(&target));
-}
-
-/// Scenario row 2: `never` + restricted → `Skip { bypass_sandbox: false }`; nobody is asked
-/// and the sandbox still applies.
-#[tokio::test]
-async fn row2_never_skips_but_the_sandbox_applies() {
-    let dirs = Dirs::new();
-    let h = Harness::start(
-        &dirs,
-        HarnessOptions {
-            approval_toml: dirs.hook("allow"),
-            ..HarnessOptions::new(AskForApproval::Never)
-        },
-        approve(ReviewDecision::Approved),
-    );
-    let turn = h.session.start_turn("turn-1");
-    let target = dirs.outside_file("f.txt");
-    let out = h.session.exec(&turn, call("c1", &["touch", &target])).await;
-    assert!(matches!(
-        out.record.trace.requirement,
-        Some(ExecApprovalRequirement::Skip {
-            bypass_sandbox: false,
-            ..
-        })
-    ));
-    assert!(dirs.requests("hook").is_empty());
-    assert_eq!(sandboxes(&out.record), vec![(LINUX, true)]);
-    assert!(!exists(&target));
-    // Inside the workspace the same command works.
-    let inside = h
-        .session
-        .exec(&turn, call("c2", &["touch", "in.txt"]))
-        .await;
-    assert_eq!(exit_code(&inside), 0);
-}
-
-/// Scenario row 3: an exec-policy allow on every segment bypasses the sandbox; one unmatched
-/// segment keeps it (invariant 3); a deny-read entry keeps it (invariant 2).
-#[tokio::test]
-async fn row3_allow_on_every_segment_bypasses_the_sandbox() {
-    let dirs = Dirs::new();
-    let rules = dirs.rules(
-        "allow.rules",
-        "prefix_rule(pattern=[\"touch\"], decision=\"allow\")\n",
-    );
-    let h = Harness::start(
-        &dirs,
-        HarnessOptions {
-            rules: vec![rules.clone()],
-            ..HarnessOptions::new(AskForApproval::OnRequest)
-        },
-        approve(ReviewDecision::denied()),
-    );
-    let turn = h.session.start_turn("turn-1");
-    let target = dirs.outside_file("f.txt");
-    let out = h.session.exec(&turn, call("c1", &["touch", &target])).await;
-    assert_eq!(exit_code(&out), 0);
-    assert!(exists(&target));
-    assert_eq!(sandboxes(&out.record), vec![(SandboxType::None, false)]);
-
-    let mixed_dir = dirs.outside_file("d");
-    let script = format!("touch mixed.txt && mkdir '{mixed_dir}'");
-    let mixed = h
-        .session
-        .exec(
-            &turn,
-            airlock_core::ShellCall {
-                command: exec_support::bash(&script),
-                call_id: "c2".to_owned(),
-                ..Default::default()
-            },
-        )
-        .await;
-    assert_eq!(sandboxes(&mixed.record)[0].0, LINUX);
-    assert!(
-        !exists(&mixed_dir),
-        "mkdir is not allowed by a rule: sandboxed"
-    );
-
-    let guarded = Harness::start(
-        &dirs,
-        HarnessOptions {
-            rules: vec![rules],
-            profile: deny_read_profile(&dirs),
-            ..HarnessOptions::new(AskForApproval::OnRequest)
-        },
-        approve(ReviewDecision::denied()),
-    );
-    let turn = guarded.session.start_turn("turn-1");
-    let target = dirs.outside_file("g.txt");
-    let out = guarded
-        .session
-        .exec(&turn, call("c1", &["touch", &target]))
-        .await;
-    assert_eq!(sandboxes(&out.record), vec![(LINUX, true)]);
-    assert!(!exists(&target));
-}
-
-/// Scenario row 4: an approved escalation with a deny-read entry keeps the filesystem
-/// sandbox; without deny-read the approved escalation runs unsandboxed.
-#[tokio::test]
-async fn row4_escalation_with_deny_read_keeps_the_sandbox() {
-    let dirs = Dirs::new();
-    std::fs::write(dirs.outside.join("secret"), "the-secret-value").unwrap();
-    let escalated = |id: &str, command: &[&str]| airlock_core::ShellCall {
-        sandbox_permissions: SandboxPermissions::RequireEscalated,
-        justification: Some("needs it".to_owned()),
-        ..call(id, command)
-    };
-    let h = Harness::start(
-        &dirs,
-        HarnessOptions {
-            approval_toml: dirs.hook("allow"),
-            profile: deny_read_profile(&dirs),
-            ..HarnessOptions::new(AskForApproval::OnRequest)
-        },
-        approve(ReviewDecision::denied()),
-    );
-    let turn = h.session.start_turn("turn-1");
-    let secret = dirs.outside_file("secret");
-    let out = h
-        .session
-        .exec(&turn, escalated("c1", &["cat", &secret]))
-        .await;
-    assert_eq!(sources(&out.record), vec![DecisionSource::Hook]);
-    assert_eq!(
-        out.record.trace.first_attempt_override,
-        Some(airlock_core::SandboxOverride::NoOverride)
-    );
-    assert_eq!(out.record.trace.attempts[0].sandbox, LINUX);
-    let printed = match &out.result {
-        Ok(output) | Err(ToolError::SandboxDenied { output, .. }) => output.stdout.clone(),
-        Err(other) => panic!("{other:?}"),
-    };
-    assert!(!printed.contains("the-secret-value"));
-    let hook_input = &dirs.requests("hook")[0];
-    assert_eq!(
-        hook_input["approval_context"]["sandbox_permissions"],
-        "require_escalated"
-    );
-
-    let open = Harness::start(
-        &dirs,
-        HarnessOptions {
-            approval_toml: dirs.hook("allow"),
-            ..HarnessOptions::new(AskForApproval::OnRequest)
-        },
-        approve(ReviewDecision::denied()),
-    );
-    let turn = open.session.start_turn("turn-1");
-    let target = dirs.outside_file("escalated.txt");
-    let out = open
-        .session
-        .exec(&turn, escalated("c1", &["touch", &target]))
-        .await;
-    assert_eq!(exit_code(&out), 0);
-    assert_eq!(sandboxes(&out.record), vec![(SandboxType::None, false)]);
-    assert!(exists(&target));
-}
-
-/// Scenario row 5: an `External` profile → no prompt for filesystem limits under
-/// `on-request`, no outer sandbox added.
-#[tokio::test]
-async fn row5_external_profile_has_no_outer_sandbox() {
-    let dirs = Dirs::new();
-    let h = Harness::start(
-        &dirs,
-        HarnessOptions {
-            approval_toml: dirs.hook("deny"),
-            profile: airlock_permissions::built_in_profile(":external-sandbox").unwrap(),
-            ..HarnessOptions::new(AskForApproval::OnRequest)
-        },
-        approve(ReviewDecision::denied()),
-    );
-    let turn = h.session.start_turn("turn-1");
-    let target = dirs.outside_file("f.txt");
-    let out = h.session.exec(&turn, call("c1", &["touch", &target])).await;
-    assert_eq!(exit_code(&out), 0);
-    assert!(dirs.requests("hook").is_empty(), "nobody was asked");
-    let attempt = &out.record.trace.attempts[0];
-    assert_eq!(
-        (attempt.sandbox, attempt.sandbox_requested),
-        (SandboxType::None, false)
-    );
 }
 
 /// The audit log gets one line per call, with the command but never environment values.

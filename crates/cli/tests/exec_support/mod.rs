@@ -27,6 +27,8 @@ use airlock_protocol::PermissionProfile;
 use airlock_protocol::ReviewDecision;
 use tempfile::TempDir;
 
+pub mod outcome;
+
 /// The `airlock` binary (also the Linux sandbox helper).
 pub fn airlock_bin() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_airlock"))
