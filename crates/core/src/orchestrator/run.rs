@@ -122,7 +122,12 @@ impl ToolOrchestrator {
             interrupts_turn: true,
             ..
         }) = &result
+            && ctx
+                .approvals
+                .active_turn()
+                .is_some_and(|active| std::ptr::eq(&*active, ctx.turn))
         {
+            // Only the call's own turn: a newer turn must not be interrupted by a late abort.
             ctx.approvals.interrupt_turn();
         }
         trace.duration_ms = millis(started);
