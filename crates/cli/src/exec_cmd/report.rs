@@ -68,6 +68,9 @@ pub fn render(record: &AuditRecord) -> String {
             attempt.duration_ms
         );
     }
+    if record.trace.attempts.is_empty() {
+        out.push_str("  nothing ran\n");
+    }
     if let Some(reason) = &record.trace.retry_reason {
         let _ = writeln!(out, "  retry reason: {reason}");
     }
