@@ -15,7 +15,7 @@ mod report;
 
 use std::ffi::OsString;
 use std::io::Write as _;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use airlock_approval::ApprovalConfig;
@@ -25,7 +25,7 @@ use airlock_core::{
 };
 use airlock_permissions::{
     AirlockConfig, ConfigEnv, PermissionProfile, file_system_sandbox_policy, load_config,
-    normalize_lexically, select_permission_profile,
+    select_permission_profile,
 };
 use airlock_protocol::{
     ApprovalsReviewer, AskForApproval, ExecApprovalRequirement, FileSystemSandboxPolicy,
@@ -171,7 +171,7 @@ fn explain(
     args: &ExplainArgs,
     command: Vec<String>,
 ) -> anyhow::Result<Result<Explanation, airlock_core::RequirementError>> {
-    let cwd = working_directory(args.cd.as_deref())?;
+    let cwd = crate::common::working_directory(args.cd.as_deref())?;
     let env = ConfigEnv::from_process();
     let config = load_config(&env, &args.overrides)?;
     let selected = select_permission_profile(&config, args.profile.as_deref(), &cwd)?;
@@ -284,19 +284,4 @@ fn configured_reviewer(config: &AirlockConfig) -> anyhow::Result<ApprovalsReview
             config.origin
         )
     })
-}
-
-/// `-C DIR` (or the current directory), absolute, normalised, and existing.
-fn working_directory(cd: Option<&Path>) -> anyhow::Result<PathBuf> {
-    let current = std::env::current_dir().context("cannot read the current directory")?;
-    let cwd = match cd {
-        Some(dir) => normalize_lexically(&current.join(dir)),
-        None => current,
-    };
-    anyhow::ensure!(
-        cwd.is_dir(),
-        "working directory {} does not exist or is not a directory; pass an existing -C DIR",
-        cwd.display()
-    );
-    Ok(cwd)
 }

@@ -24,7 +24,6 @@ use airlock_instructions::PreviousSectionState;
 use airlock_permissions::AirlockConfig;
 use airlock_permissions::ConfigEnv;
 use airlock_permissions::load_config;
-use airlock_permissions::normalize_lexically;
 use airlock_permissions::select_permission_profile;
 use airlock_protocol::ApprovalsReviewer;
 use airlock_protocol::AskForApproval;
@@ -124,7 +123,7 @@ pub fn run(args: InstructionsArgs) -> ExitCode {
 }
 
 fn run_instructions(args: &InstructionsArgs) -> anyhow::Result<()> {
-    let cwd = working_directory(args.cd.as_deref())?;
+    let cwd = crate::common::working_directory(args.cd.as_deref())?;
     let env = ConfigEnv::from_process();
     let config = load_config(&env, &args.overrides)?;
     let selected = select_permission_profile(&config, args.profile.as_deref(), &cwd)?;
@@ -190,21 +189,6 @@ fn run_instructions(args: &InstructionsArgs) -> anyhow::Result<()> {
         writeln!(stdout, "{output}").context("cannot write to stdout")?;
     }
     stdout.flush().context("cannot write to stdout")
-}
-
-/// `-C DIR` (or the current directory), absolute, normalised, and existing.
-fn working_directory(cd: Option<&Path>) -> anyhow::Result<PathBuf> {
-    let current = std::env::current_dir().context("cannot read the current directory")?;
-    let cwd = match cd {
-        Some(dir) => normalize_lexically(&current.join(dir)),
-        None => current,
-    };
-    anyhow::ensure!(
-        cwd.is_dir(),
-        "working directory {} does not exist or is not a directory; pass an existing -C DIR",
-        cwd.display()
-    );
-    Ok(cwd)
 }
 
 /// `approvals_reviewer` from the config (`user` when absent).

@@ -2,6 +2,7 @@
 //! is confined. Each subcommand lives in its own module; `main` only parses
 //! arguments and dispatches, so start-up does no work before clap has run.
 
+mod common;
 mod doctor_cmd;
 mod exec_cmd;
 mod execpolicy_cmd;

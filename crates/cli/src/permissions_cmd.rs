@@ -19,7 +19,6 @@ use airlock_permissions::ResolveContext;
 use airlock_permissions::SelectedPermissions;
 use airlock_permissions::file_system_sandbox_policy;
 use airlock_permissions::load_config;
-use airlock_permissions::normalize_lexically;
 use airlock_permissions::select_permission_profile;
 use airlock_protocol::FileSystemPath;
 use airlock_protocol::FileSystemSandboxEntry;
@@ -74,7 +73,7 @@ pub fn run(args: PermissionsArgs) -> ExitCode {
 }
 
 fn run_show(args: &ShowArgs) -> anyhow::Result<()> {
-    let cwd = working_directory(args.cd.as_deref())?;
+    let cwd = crate::common::working_directory(args.cd.as_deref())?;
     let env = ConfigEnv::from_process();
     let config = load_config(&env, &args.overrides)?;
     let selected = select_permission_profile(&config, args.profile.as_deref(), &cwd)?;
@@ -96,21 +95,6 @@ fn run_show(args: &ShowArgs) -> anyhow::Result<()> {
         .write_all(text.as_bytes())
         .context("cannot write to stdout")?;
     Ok(())
-}
-
-/// `-C DIR` (or the current directory), absolute, normalised, and existing.
-fn working_directory(cd: Option<&Path>) -> anyhow::Result<PathBuf> {
-    let current = std::env::current_dir().context("cannot read the current directory")?;
-    let cwd = match cd {
-        Some(dir) => normalize_lexically(&current.join(dir)),
-        None => current,
-    };
-    anyhow::ensure!(
-        cwd.is_dir(),
-        "working directory {} does not exist or is not a directory; pass an existing -C DIR",
-        cwd.display()
-    );
-    Ok(cwd)
 }
 
 /// The human summary.

@@ -11,9 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use airlock_linux_sandbox::HelperArgs;
-use airlock_permissions::{
-    ConfigEnv, PermissionProfile, load_config, normalize_lexically, select_permission_profile,
-};
+use airlock_permissions::{ConfigEnv, PermissionProfile, load_config, select_permission_profile};
 use airlock_sandbox::ShellEnvironmentPolicy;
 use anyhow::Context;
 use clap::Args;
@@ -93,22 +91,8 @@ pub fn run(args: SandboxArgs) -> ExitCode {
     }
 }
 
-fn working_directory(cd: Option<&Path>) -> anyhow::Result<PathBuf> {
-    let current = std::env::current_dir().context("cannot read the current directory")?;
-    let cwd = match cd {
-        Some(dir) => normalize_lexically(&current.join(dir)),
-        None => current,
-    };
-    anyhow::ensure!(
-        cwd.is_dir(),
-        "working directory {} does not exist or is not a directory; pass an existing -C DIR",
-        cwd.display()
-    );
-    Ok(cwd)
-}
-
 fn run_sandbox(args: SandboxArgs) -> anyhow::Result<i32> {
-    let cwd = working_directory(args.cd.as_deref())?;
+    let cwd = crate::common::working_directory(args.cd.as_deref())?;
     let config = load_config(&ConfigEnv::from_process(), &args.overrides)?;
     let selected = select_permission_profile(&config, args.profile.as_deref(), &cwd)?;
     for warning in &selected.warnings {
