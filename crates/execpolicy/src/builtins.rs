@@ -10,10 +10,10 @@ use starlark::any::ProvidesStaticType;
 use starlark::environment::GlobalsBuilder;
 use starlark::eval::Evaluator;
 use starlark::values::Value;
-use starlark::values::list::{ListRef, UnpackList};
+use starlark::values::list::UnpackList;
 use starlark::values::none::NoneType;
-use starlark::values::tuple::TupleRef;
 
+use crate::arg_value::ArgValue;
 use crate::decision::Decision;
 use crate::error::RuleError;
 use crate::host::{validate_host_executable_name, validate_host_executable_path};
@@ -75,31 +75,17 @@ pub(crate) fn policy_builtins(builder: &mut GlobalsBuilder) {
         canonical_matching: Option<bool>,
         eval: &mut Evaluator<'v, '_, '_>,
     ) -> anyhow::Result<NoneType> {
-        let decision = match decision {
-            Some(raw) => Decision::parse(raw)?,
-            None => Decision::Allow,
-        };
-        let justification = validate_justification(justification)?;
-        let (firsts, rest) = parse_pattern(&pattern.items)?;
-        let matches = parse_examples(r#match.map(|l| l.items).unwrap_or_default())?;
-        let not_matches = parse_examples(not_match.map(|l| l.items).unwrap_or_default())?;
-        let canonical = canonical_matching.unwrap_or(false);
-        let rules = firsts
-            .into_iter()
-            .map(|first| PrefixRule {
-                pattern: PrefixPattern::new(first, rest.clone(), canonical),
-                decision,
-                justification: justification.clone(),
-            })
-            .collect();
-        record(
-            eval,
-            Definition::Rule(RuleCall {
-                rules,
-                matches,
-                not_matches,
-            }),
-        )
+        let definition = prefix_rule_definition(PrefixRuleArgs {
+            pattern: &ArgValue::from_starlark_items(&pattern.items),
+            decision,
+            matches: &ArgValue::from_starlark_items(&r#match.map(|l| l.items).unwrap_or_default()),
+            not_matches: &ArgValue::from_starlark_items(
+                &not_match.map(|l| l.items).unwrap_or_default(),
+            ),
+            justification,
+            canonical_matching,
+        })?;
+        record(eval, definition)
     }
 
     fn host_executable<'v>(
@@ -107,24 +93,9 @@ pub(crate) fn policy_builtins(builder: &mut GlobalsBuilder) {
         paths: UnpackList<Value<'v>>,
         eval: &mut Evaluator<'v, '_, '_>,
     ) -> anyhow::Result<NoneType> {
-        validate_host_executable_name(name)?;
-        let mut resolved = Vec::with_capacity(paths.items.len());
-        for value in paths.items {
-            let raw = value.unpack_str().ok_or_else(|| {
-                RuleError::InvalidRule(format!(
-                    "host_executable paths must be strings (got {})",
-                    value.get_type()
-                ))
-            })?;
-            resolved.push(validate_host_executable_path(name, raw)?);
-        }
-        record(
-            eval,
-            Definition::HostExecutable {
-                name: name.to_string(),
-                paths: resolved,
-            },
-        )
+        let definition =
+            host_executable_definition(name, &ArgValue::from_starlark_items(&paths.items))?;
+        record(eval, definition)
     }
 
     fn network_rule<'v>(
@@ -139,9 +110,71 @@ pub(crate) fn policy_builtins(builder: &mut GlobalsBuilder) {
     }
 }
 
+/// The arguments of one `prefix_rule` call; absent lists are empty.
+pub(crate) struct PrefixRuleArgs<'a> {
+    pub(crate) pattern: &'a [ArgValue],
+    pub(crate) decision: Option<&'a str>,
+    pub(crate) matches: &'a [ArgValue],
+    pub(crate) not_matches: &'a [ArgValue],
+    pub(crate) justification: Option<&'a str>,
+    pub(crate) canonical_matching: Option<bool>,
+}
+
+/// `prefix_rule`: validates in Codex's order (decision, justification, pattern,
+/// `match`, `not_match`) and returns the call's rules with its examples.
+///
+/// Shared by the Starlark builtin and the literal fast path (`literal_eval`), so both
+/// accept exactly the same calls.
+pub(crate) fn prefix_rule_definition(args: PrefixRuleArgs) -> Result<Definition, RuleError> {
+    let decision = match args.decision {
+        Some(raw) => Decision::parse(raw)?,
+        None => Decision::Allow,
+    };
+    let justification = validate_justification(args.justification)?;
+    let (firsts, rest) = parse_pattern(args.pattern)?;
+    let matches = parse_examples(args.matches)?;
+    let not_matches = parse_examples(args.not_matches)?;
+    let canonical = args.canonical_matching.unwrap_or(false);
+    let rules = firsts
+        .into_iter()
+        .map(|first| PrefixRule {
+            pattern: PrefixPattern::new(first, rest.clone(), canonical),
+            decision,
+            justification: justification.clone(),
+        })
+        .collect();
+    Ok(Definition::Rule(RuleCall {
+        rules,
+        matches,
+        not_matches,
+    }))
+}
+
+/// `host_executable`: the name, then every path in order.
+pub(crate) fn host_executable_definition(
+    name: &str,
+    paths: &[ArgValue],
+) -> Result<Definition, RuleError> {
+    validate_host_executable_name(name)?;
+    let mut resolved = Vec::with_capacity(paths.len());
+    for value in paths {
+        let raw = value.as_str().ok_or_else(|| {
+            RuleError::InvalidRule(format!(
+                "host_executable paths must be strings (got {})",
+                value.type_name()
+            ))
+        })?;
+        resolved.push(validate_host_executable_path(name, raw)?);
+    }
+    Ok(Definition::HostExecutable {
+        name: name.to_string(),
+        paths: resolved,
+    })
+}
+
 /// Splits a pattern into its first-position alternatives and the remaining positions.
-fn parse_pattern(items: &[Value]) -> Result<(Vec<String>, Vec<PatternToken>), RuleError> {
-    let mut positions = items.iter().map(|v| parse_pattern_element(*v));
+fn parse_pattern(items: &[ArgValue]) -> Result<(Vec<String>, Vec<PatternToken>), RuleError> {
+    let mut positions = items.iter().map(parse_pattern_element);
     let first = match positions.next() {
         None => return Err(RuleError::InvalidPattern("pattern cannot be empty".into())),
         Some(first) => first?,
@@ -150,23 +183,24 @@ fn parse_pattern(items: &[Value]) -> Result<(Vec<String>, Vec<PatternToken>), Ru
     Ok((first.alternatives().to_vec(), rest))
 }
 
-fn parse_pattern_element(value: Value) -> Result<PatternToken, RuleError> {
-    if let Some(token) = value.unpack_str() {
-        return Ok(PatternToken::Single(token.to_string()));
-    }
-    let Some(list) = ListRef::from_value(value) else {
-        return Err(RuleError::InvalidPattern(format!(
-            "pattern element must be a string or list of strings (got {})",
-            value.get_type()
-        )));
+fn parse_pattern_element(value: &ArgValue) -> Result<PatternToken, RuleError> {
+    let list = match value {
+        ArgValue::Str(token) => return Ok(PatternToken::Single(token.clone())),
+        ArgValue::List(list) => list,
+        ArgValue::Other(_) => {
+            return Err(RuleError::InvalidPattern(format!(
+                "pattern element must be a string or list of strings (got {})",
+                value.type_name()
+            )));
+        }
     };
     let alts = list
         .iter()
         .map(|alt| {
-            alt.unpack_str().map(str::to_string).ok_or_else(|| {
+            alt.as_str().map(str::to_string).ok_or_else(|| {
                 RuleError::InvalidPattern(format!(
                     "pattern alternative must be a string (got {})",
-                    alt.get_type()
+                    alt.type_name()
                 ))
             })
         })
@@ -183,40 +217,39 @@ fn parse_pattern_element(value: Value) -> Result<PatternToken, RuleError> {
     }
 }
 
-fn parse_examples(items: Vec<Value>) -> Result<Vec<Vec<String>>, RuleError> {
-    items.into_iter().map(parse_example).collect()
+fn parse_examples(items: &[ArgValue]) -> Result<Vec<Vec<String>>, RuleError> {
+    items.iter().map(parse_example).collect()
 }
 
 /// An example is a list of strings, or a string split with POSIX shell rules.
-fn parse_example(value: Value) -> Result<Vec<String>, RuleError> {
+fn parse_example(value: &ArgValue) -> Result<Vec<String>, RuleError> {
     let invalid = |msg: String| RuleError::InvalidExample(msg);
-    if let Some(text) = value.unpack_str() {
-        let tokens = shlex::split(text)
-            .ok_or_else(|| invalid("example string has invalid shell syntax".into()))?;
-        if tokens.is_empty() {
-            return Err(invalid("example cannot be an empty string".into()));
+    let list = match value {
+        ArgValue::Str(text) => {
+            let tokens = shlex::split(text)
+                .ok_or_else(|| invalid("example string has invalid shell syntax".into()))?;
+            if tokens.is_empty() {
+                return Err(invalid("example cannot be an empty string".into()));
+            }
+            return Ok(tokens);
         }
-        return Ok(tokens);
-    }
-    let Some(list) = ListRef::from_value(value) else {
-        let got = if TupleRef::from_value(value).is_some() {
-            "tuple"
-        } else {
-            value.get_type()
-        };
-        return Err(invalid(format!(
-            "example must be a string or list of strings (got {got})"
-        )));
+        ArgValue::List(list) => list,
+        ArgValue::Other(_) => {
+            return Err(invalid(format!(
+                "example must be a string or list of strings (got {})",
+                value.type_name()
+            )));
+        }
     };
     if list.is_empty() {
         return Err(invalid("example cannot be an empty list".into()));
     }
     list.iter()
         .map(|tok| {
-            tok.unpack_str().map(str::to_string).ok_or_else(|| {
+            tok.as_str().map(str::to_string).ok_or_else(|| {
                 invalid(format!(
                     "example tokens must be strings (got {})",
-                    tok.get_type()
+                    tok.type_name()
                 ))
             })
         })

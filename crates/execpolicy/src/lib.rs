@@ -12,12 +12,14 @@
 //! the rules files it is asked to read or amend.
 
 mod amend;
+mod arg_value;
 mod builtins;
 mod canonical;
 mod decision;
 mod discover;
 mod error;
 mod host;
+mod literal_eval;
 mod nesting;
 mod network;
 mod parser;

@@ -10,15 +10,20 @@ use starlark::syntax::{AstModule, Dialect};
 
 use crate::builtins::{Definition, FileBuilder, RuleCall, policy_builtins};
 use crate::error::{LoadError, ParseError, RuleError};
+use crate::literal_eval;
 use crate::policy::{MatchOptions, Policy};
 
 /// Accumulates a policy from several files, in order.
 ///
 /// Later `host_executable` definitions replace earlier ones across files; rules keep
 /// load order. Examples are validated per file, right after it is evaluated.
+///
+/// Files made only of literal builtin calls are read straight from the syntax tree
+/// (`literal_eval`); the rest are evaluated by Starlark, whose globals are built on
+/// first need because building them is most of the cost of a small file.
 pub struct PolicyParser {
     policy: Policy,
-    globals: Globals,
+    globals: Option<Globals>,
 }
 
 impl Default for PolicyParser {
@@ -28,13 +33,19 @@ impl Default for PolicyParser {
 }
 
 impl PolicyParser {
-    /// A parser with an empty policy. Builds the Starlark globals once.
+    /// A parser with an empty policy. Cheap: no Starlark state is built yet.
     pub fn new() -> Self {
-        let globals = GlobalsBuilder::standard().with(policy_builtins).build();
         Self {
             policy: Policy::empty(),
-            globals,
+            globals: None,
         }
+    }
+
+    /// The Starlark standard globals plus the policy builtins, built once.
+    fn globals(&mut self) -> Globals {
+        self.globals
+            .get_or_insert_with(|| GlobalsBuilder::standard().with(policy_builtins).build())
+            .clone()
     }
 
     /// Reads and evaluates one file; `path` is named in errors exactly as given.
@@ -75,18 +86,20 @@ impl PolicyParser {
         };
         let ast =
             AstModule::parse(label, source.to_owned(), &dialect).map_err(ParseError::Starlark)?;
-        let file = FileBuilder::default();
-        Module::with_temp_heap(|module| {
-            let mut eval = Evaluator::new(&module);
-            eval.extra = Some(&file);
-            eval.set_loader(&NoImports);
-            eval.eval_module(ast, &self.globals).map(|_| ())
-        })
-        .map_err(ParseError::Starlark)?;
+        // `@starlark-rust:` comments switch on checks (e.g. typechecking) that only
+        // Starlark performs.
+        let literal = match source.contains("@starlark-rust") {
+            true => None,
+            false => literal_eval::evaluate(&ast),
+        };
+        let definitions = match literal {
+            Some(definitions) => definitions,
+            None => evaluate_with_starlark(ast, &self.globals()).map_err(ParseError::Starlark)?,
+        };
 
         let mut next = self.policy.clone();
         let mut calls = Vec::new();
-        for definition in file.definitions.into_inner() {
+        for definition in definitions {
             match definition {
                 // Only calls with examples keep a copy of their rules for validation;
                 // the rest move straight into the policy (most calls have none).
@@ -118,6 +131,21 @@ impl PolicyParser {
     pub fn build(self) -> Policy {
         self.policy
     }
+}
+
+/// Evaluates one parsed file with Starlark, returning the definitions it made.
+pub(crate) fn evaluate_with_starlark(
+    ast: AstModule,
+    globals: &Globals,
+) -> starlark::Result<Vec<Definition>> {
+    let file = FileBuilder::default();
+    Module::with_temp_heap(|module| {
+        let mut eval = Evaluator::new(&module);
+        eval.extra = Some(&file);
+        eval.set_loader(&NoImports);
+        eval.eval_module(ast, globals).map(|_| ())
+    })?;
+    Ok(file.definitions.into_inner())
 }
 
 /// `.rules` files are self-contained: `load()` is refused with a message that says so
