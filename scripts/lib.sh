@@ -51,3 +51,30 @@ ensure_sandbox_deps() {
   # skip (saying so) only when tmux cannot be installed.
   ensure_apt tmux tmux || echo "warning: tmux could not be installed; the interactive-prompt tests will be skipped" >&2
 }
+
+# build_release_airlock: builds the release `airlock` into target/release/airlock.
+# On glibc Linux it is linked as a static PIE: every sandboxed command and policy
+# check starts this binary, and skipping the dynamic loader (symbol lookup, mapping
+# libc/libm/libgcc_s) saves ~0.4 ms and ~0.8 MiB per start; glibc >= 2.34 has the
+# `files` and `dns` name services built in, all Airlock uses. The build names its
+# --target explicitly so the flag reaches only target code: proc macros must stay
+# dynamic libraries. Other hosts get the ordinary build.
+build_release_airlock() {
+  local host
+  host="$(rustc -vV | sed -n 's/^host: //p')"
+  case "$host" in
+    *-linux-gnu)
+      say "building target/release/airlock (release, static PIE for $host)"
+      local var
+      var="CARGO_TARGET_$(printf '%s' "$host" | tr 'a-z-' 'A-Z_')_RUSTFLAGS"
+      env "$var=-C target-feature=+crt-static -C link-arg=-Wl,-z,pack-relative-relocs" \
+        cargo build --locked --release --target "$host" -p airlock-cli
+      mkdir -p target/release
+      cp -f "target/$host/release/airlock" target/release/airlock
+      ;;
+    *)
+      say "building target/release/airlock (release)"
+      cargo build --locked --release -p airlock-cli
+      ;;
+  esac
+}

@@ -74,6 +74,12 @@ pub struct SandboxArgs {
     #[arg(long)]
     dry_run: bool,
 
+    /// With --dry-run: write each descriptor the printed command reads (the seccomp
+    /// programs) into DIR as `fd-N.bpf`, and end the printed line with the shell
+    /// redirections (`N<DIR/fd-N.bpf`) that make it run exactly what Airlock would.
+    #[arg(long, value_name = "DIR", requires = "dry_run")]
+    save_fds: Option<PathBuf>,
+
     /// The command to run, after `--`.
     #[arg(value_name = "COMMAND", required = true, num_args = 1.., trailing_var_arg = true, allow_hyphen_values = true)]
     command: Vec<OsString>,
@@ -147,15 +153,10 @@ fn run_sandbox(args: SandboxArgs) -> anyhow::Result<i32> {
                 command: args.command,
             };
             if args.dry_run {
-                let argv = airlock_linux_sandbox::describe_launch(&helper)?;
-                let words: Vec<String> = argv
-                    .iter()
-                    .map(|a| a.to_string_lossy().into_owned())
-                    .collect();
+                let description = airlock_linux_sandbox::describe_launch(&helper)?;
                 println!(
                     "{}",
-                    shlex::try_join(words.iter().map(String::as_str))
-                        .unwrap_or_else(|_| words.join(" "))
+                    describe_for_shell(&description, args.save_fds.as_deref())?
                 );
                 return Ok(0);
             }
@@ -165,6 +166,44 @@ fn run_sandbox(args: SandboxArgs) -> anyhow::Result<i32> {
             )?)
         }
     }
+}
+
+/// The launch as one shell line; with `save_fds`, the descriptor contents are written
+/// there and redirected in, so the line can be run as is.
+fn describe_for_shell(
+    description: &airlock_linux_sandbox::LaunchDescription,
+    save_fds: Option<&Path>,
+) -> anyhow::Result<String> {
+    use airlock_linux_sandbox::DescriptorContent;
+    let words: Vec<String> = description
+        .argv
+        .iter()
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect();
+    let mut line =
+        shlex::try_join(words.iter().map(String::as_str)).unwrap_or_else(|_| words.join(" "));
+    let Some(dir) = save_fds else {
+        return Ok(line);
+    };
+    std::fs::create_dir_all(dir)
+        .with_context(|| format!("--save-fds: cannot create {}", dir.display()))?;
+    for (fd, content) in &description.descriptors {
+        let source = match content {
+            DescriptorContent::Empty => PathBuf::from("/dev/null"),
+            DescriptorContent::SeccompProgram(bytes) => {
+                let path = dir.join(format!("fd-{fd}.bpf"));
+                std::fs::write(&path, bytes)
+                    .with_context(|| format!("--save-fds: cannot write {}", path.display()))?;
+                path
+            }
+        };
+        let source = source.to_string_lossy().into_owned();
+        line.push_str(&format!(
+            " {fd}<{}",
+            shlex::try_quote(&source).unwrap_or_else(|_| source.as_str().into())
+        ));
+    }
+    Ok(line)
 }
 
 /// `airlock linux-sandbox ...`: the helper the sandbox manager's transform invokes.

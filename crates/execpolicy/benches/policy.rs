@@ -3,7 +3,8 @@
 //!
 //! Two rule shapes: `spread` (10,000 rules over 1,000 programs, like a large real
 //! policy) and `one_program` (10,000 rules all for `git`, the worst case for the
-//! first-token grouping).
+//! first-token grouping). Both are literal calls, read by the literal fast path;
+//! `spread_starlark` is `spread` behind one assignment, so Starlark evaluates it.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is the failure report
 
 use std::hint::black_box;
@@ -53,6 +54,11 @@ fn bench_load(c: &mut Criterion) {
     group.sample_size(20);
     group.bench_function("spread", |b| b.iter(|| load(black_box(&spread))));
     group.bench_function("one_program", |b| b.iter(|| load(black_box(&one))));
+    // One assignment makes the file non-literal: the whole file goes through Starlark.
+    let evaluated = format!("UNUSED = 1\n{spread}");
+    group.bench_function("spread_starlark", |b| {
+        b.iter(|| load(black_box(&evaluated)))
+    });
     group.finish();
 }
 

@@ -102,10 +102,32 @@ pub struct BwrapLaunch {
     pub args: Vec<OsString>,
     /// Descriptors that must stay open (and inheritable) until `exec`.
     pub fds: Vec<OwnedFd>,
+    /// What each of `fds` carries, in the same order.
+    pub fd_contents: Vec<DescriptorContent>,
     /// Host directories bubblewrap will create as mount points.
     pub created_mount_points: Vec<PathBuf>,
     /// The writable roots (canonical), which the placeholder locks must stay out of.
     pub writable_roots: Vec<PathBuf>,
+}
+
+/// What a descriptor named on the bubblewrap command line carries.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DescriptorContent {
+    /// Reads as an empty file (the source of a `--ro-bind-data` mask).
+    Empty,
+    /// A compiled seccomp program for `--add-seccomp-fd`: the raw `struct sock_filter`
+    /// array (8 bytes per instruction, native endianness).
+    SeccompProgram(Vec<u8>),
+}
+
+/// A launch described without running it: what `airlock sandbox --dry-run` prints.
+#[derive(Debug, Clone)]
+pub struct LaunchDescription {
+    /// The program and its arguments.
+    pub argv: Vec<OsString>,
+    /// Each descriptor number `argv` names, with its content (descriptor numbers are
+    /// this process's; a caller reproducing the launch must supply the same numbers).
+    pub descriptors: Vec<(i32, DescriptorContent)>,
 }
 
 /// Options of the namespace part of the command line.
@@ -175,7 +197,8 @@ pub fn prepare_bwrap(
         data_fds,
         created_mount_points,
     } = build_mount_args(&inputs);
-    let mut fds = Vec::with_capacity(data_fds + 1);
+    let mut fds = Vec::with_capacity(data_fds + 3);
+    let mut fd_contents = Vec::with_capacity(data_fds + 3);
     let mut argv = vec![
         OsString::from("--new-session"),
         OsString::from("--die-with-parent"),
@@ -185,6 +208,7 @@ pub fn prepare_bwrap(
             let fd = empty_data_fd().map_err(LaunchError::Prepare)?;
             argv.push(fd.as_raw_fd().to_string().into());
             fds.push(fd);
+            fd_contents.push(DescriptorContent::Empty);
         } else {
             argv.push(arg);
         }
@@ -192,7 +216,9 @@ pub fn prepare_bwrap(
     let [userns, clone3] = build_userns_filters()?;
     let mut seccomp_fds = Vec::with_capacity(3);
     for program in [build_filter(seccomp_mode(network))?, userns, clone3] {
-        seccomp_fds.push(data_fd(&program_bytes(&program)).map_err(LaunchError::Prepare)?);
+        let bytes = program_bytes(&program);
+        seccomp_fds.push(data_fd(&bytes).map_err(LaunchError::Prepare)?);
+        fd_contents.push(DescriptorContent::SeccompProgram(bytes));
     }
     let cwd = std::fs::canonicalize(&args.command_cwd).map_err(|source| LaunchError::Cwd {
         path: args.command_cwd.clone(),
@@ -211,6 +237,7 @@ pub fn prepare_bwrap(
         bwrap,
         args: argv,
         fds,
+        fd_contents,
         created_mount_points,
         writable_roots,
     })
@@ -222,7 +249,7 @@ pub fn prepare_bwrap(
 ///
 /// # Errors
 /// The same [`LaunchError`]s a real launch would report.
-pub fn describe_launch(args: &HelperArgs) -> Result<Vec<OsString>, LaunchError> {
+pub fn describe_launch(args: &HelperArgs) -> Result<LaunchDescription, LaunchError> {
     let policy = file_system_sandbox_policy(&args.permission_profile);
     let network = network_sandbox_policy(&args.permission_profile);
     let direct = || {
@@ -231,7 +258,10 @@ pub fn describe_launch(args: &HelperArgs) -> Result<Vec<OsString>, LaunchError> 
             seccomp_mode(network)
         ))];
         argv.extend(args.command.iter().cloned());
-        argv
+        LaunchDescription {
+            argv,
+            descriptors: Vec::new(),
+        }
     };
     match policy.kind {
         FileSystemSandboxKind::ExternalSandbox => Err(LaunchError::Unsupported(
@@ -251,12 +281,24 @@ pub fn describe_launch(args: &HelperArgs) -> Result<Vec<OsString>, LaunchError> 
                 crate::landlock_mode::precheck(&policy, &args.sandbox_policy_cwd)?;
                 let mut argv = vec![OsString::from("(legacy Landlock + seccomp, no bubblewrap)")];
                 argv.extend(args.command.iter().cloned());
-                return Ok(argv);
+                return Ok(LaunchDescription {
+                    argv,
+                    descriptors: Vec::new(),
+                });
             }
             let launch = prepare_bwrap(args, &policy, network)?;
-            Ok(std::iter::once(launch.bwrap.into_os_string())
-                .chain(launch.args)
-                .collect())
+            let descriptors = launch
+                .fds
+                .iter()
+                .map(AsRawFd::as_raw_fd)
+                .zip(launch.fd_contents)
+                .collect();
+            Ok(LaunchDescription {
+                argv: std::iter::once(launch.bwrap.into_os_string())
+                    .chain(launch.args)
+                    .collect(),
+                descriptors,
+            })
         }
     }
 }

@@ -47,4 +47,7 @@ mod signals;
 
 pub use args::{HELPER_SUBCOMMAND, HelperArgs};
 #[cfg(target_os = "linux")]
-pub use launch::{LaunchError, describe_launch, run_helper, run_helper_with_env, sandbox_env};
+pub use launch::{
+    DescriptorContent, LaunchDescription, LaunchError, describe_launch, run_helper,
+    run_helper_with_env, sandbox_env,
+};

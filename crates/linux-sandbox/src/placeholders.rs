@@ -125,11 +125,11 @@ impl PlaceholderGuard {
     /// is still an empty directory.
     pub fn release(self) {
         for (path, file, removable) in self.held {
-            let _ = file.unlock();
+            // Converting our shared lock to an exclusive one succeeds only when no other
+            // launch holds it; dropping `file` releases whatever we hold.
             if removable && file.try_lock().is_ok() {
                 // Only an empty directory: never anything a user put there meanwhile.
                 let _ = std::fs::remove_dir(&path);
-                let _ = file.unlock();
             }
         }
     }

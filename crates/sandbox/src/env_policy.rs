@@ -169,16 +169,35 @@ impl ShellEnvironmentPolicy {
 
 /// Case-insensitive whole-string match of `pattern` (`*`, `?`) against `name`, by
 /// backtracking on the last `*` (linear for the patterns used here).
+///
+/// Runs for every variable against every pattern on each launch, so the common case
+/// (both ASCII) compares bytes in place; anything else is lower-cased first.
 pub fn wildcard_match(pattern: &str, name: &str) -> bool {
+    if pattern.is_ascii() && name.is_ascii() {
+        return match_folded(pattern.as_bytes(), name.as_bytes(), |a, b| {
+            a.eq_ignore_ascii_case(b)
+        });
+    }
     let p: Vec<char> = pattern.chars().flat_map(char::to_lowercase).collect();
     let n: Vec<char> = name.chars().flat_map(char::to_lowercase).collect();
+    match_folded(&p, &n, |a, b| a == b)
+}
+
+/// The matcher of [`wildcard_match`] over already comparable units; `*` and `?` are
+/// recognised in `p` by `unit_eq` against the ASCII wildcard characters.
+fn match_folded<T: Copy + From<u8>>(p: &[T], n: &[T], unit_eq: impl Fn(&T, &T) -> bool) -> bool {
+    let (star_unit, any_unit) = (T::from(b'*'), T::from(b'?'));
+    let is = |unit: &T, wildcard: &T| unit_eq(unit, wildcard);
     let (mut pi, mut ni) = (0, 0);
     let mut star: Option<(usize, usize)> = None;
     while ni < n.len() {
-        if pi < p.len() && (p[pi] == '?' || p[pi] == n[ni]) {
+        if pi < p.len()
+            && !is(&p[pi], &star_unit)
+            && (is(&p[pi], &any_unit) || unit_eq(&p[pi], &n[ni]))
+        {
             pi += 1;
             ni += 1;
-        } else if pi < p.len() && p[pi] == '*' {
+        } else if pi < p.len() && is(&p[pi], &star_unit) {
             star = Some((pi, ni));
             pi += 1;
         } else if let Some((sp, sn)) = star {
@@ -189,7 +208,7 @@ pub fn wildcard_match(pattern: &str, name: &str) -> bool {
             return false;
         }
     }
-    p[pi..].iter().all(|c| *c == '*')
+    p[pi..].iter().all(|c| is(c, &star_unit))
 }
 
 #[cfg(test)]
@@ -257,6 +276,11 @@ include_only = ["PATH", "CI", "*_KEY"]"#,
         assert!(!wildcard_match("*_KEY", "A_KEYS"));
         assert!(wildcard_match("*", ""));
         assert!(!wildcard_match("?", ""));
+        // Non-ASCII names and patterns are lower-cased before matching.
+        assert!(wildcard_match("*KEY*", "ÄPI_KEY"));
+        assert!(wildcard_match("ÄB*", "äbc"));
+        assert!(!wildcard_match("ÄB?", "äb"));
+        assert!(wildcard_match("*_token", "Ünïcode_TOKEN"));
     }
 
     #[test]
