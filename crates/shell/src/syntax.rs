@@ -43,7 +43,10 @@ impl ParseBudget {
 /// understood". A returned tree may contain syntax errors: callers check `has_error()`
 /// where they need a clean parse.
 pub(crate) fn parse_bash(script: &str, budget: ParseBudget) -> Option<Tree> {
-    if script.len() > MAX_SCRIPT_BYTES || script.contains('\0') || Instant::now() >= budget.deadline
+    if script.len() > MAX_SCRIPT_BYTES
+        || script.contains('\0')
+        || Instant::now() >= budget.deadline
+        || hits_brace_scanner_bug(script)
     {
         return None;
     }
@@ -56,6 +59,26 @@ pub(crate) fn parse_bash(script: &str, budget: ParseBudget) -> Option<Tree> {
     let mut out_of_time = |_: &tree_sitter::ParseState| Instant::now() >= budget.deadline;
     let options = ParseOptions::new().progress_callback(&mut out_of_time);
     parser.parse_with_options(&mut read, None, Some(options))
+}
+
+/// Whether `script` would make tree-sitter-bash 0.25.1's external scanner read out of
+/// bounds: when it looks for a brace range (`{1..3}`) it tests the code point after
+/// `{` and after `..` (past any digits) with the C `isdigit`, whose table covers only
+/// -1..=255 — a larger code point there is undefined behaviour (a segmentation fault
+/// in debug builds, a stray read in release builds). Such scripts are not parsed: they
+/// count as not understood, which only makes decisions stricter.
+fn hits_brace_scanner_bug(script: &str) -> bool {
+    let beyond_table = |c: Option<char>| c.is_some_and(|c| u32::from(c) > 0xff);
+    fn skip_digits(rest: &str) -> &str {
+        rest.trim_start_matches(|c: char| c.is_ascii_digit())
+    }
+    script.match_indices('{').any(|(at, _)| {
+        let rest = skip_digits(&script[at + 1..]);
+        beyond_table(rest.chars().next())
+            || rest
+                .strip_prefix("..")
+                .is_some_and(|after| beyond_table(skip_digits(after).chars().next()))
+    })
 }
 
 /// The source text of `node`; empty when the node's range is not valid UTF-8 in `src`

@@ -95,3 +95,39 @@ fn whitespace_only_program_is_an_ordinary_argv() {
 fn nul_in_a_script_given_directly_is_not_plain() {
     assert_eq!(parse_plain_commands("ls\0"), None);
 }
+
+/// tree-sitter-bash 0.25.1's scanner feeds the code point after `{` (and after `..`
+/// of a brace range) to the C `isdigit`, which is undefined past 255: `{` followed
+/// by U+E0197 crashed the whole process in debug builds (found by the random-script
+/// test). Such scripts are not parsed; they are not plain, and everything still
+/// answers (conservatively) for every code point.
+#[test]
+fn brace_followed_by_a_wide_code_point_is_not_parsed() {
+    let safe = SafeCommandOptions::default();
+    let wide = (0x100..=0x10_ffff_u32)
+        .step_by(0x3f1)
+        .chain([0x100, 0xfffd, 0xe0197, 0x10_ffff])
+        .filter_map(char::from_u32);
+    for c in wide {
+        for script in [
+            format!("{{{c}"),
+            format!("echo {{12{c}"),
+            format!("echo {{1..{c}"),
+            format!("echo {{1..22{c}}}"),
+            format!("ls; echo ${{{c}}}"),
+        ] {
+            assert_eq!(parse_plain_commands(&script), None, "{script:?}");
+            let command = bash(&script);
+            let parsed = parse_command(&command).unwrap();
+            assert!(!parsed.segments.is_empty());
+            assert!(!is_known_safe_command(&command, &safe), "{script:?}");
+            let _ = command_might_be_dangerous(&command);
+            let _ = deny_view(&command);
+        }
+    }
+    // Wide code points elsewhere, and `{` before anything else, still parse.
+    assert_eq!(
+        parse_plain_commands("printf '{%s}' ∑ é"),
+        Some(vec![argv(&["printf", "{%s}", "∑", "é"])])
+    );
+}
