@@ -68,6 +68,21 @@ pub enum ParseError {
         /// The limit.
         max: usize,
     },
+    /// The thread that evaluates deeply nested sources could not be started.
+    #[error("could not start a thread to evaluate a deeply nested rules file: {0}")]
+    Thread(std::io::Error),
+    /// One statement chains so many operators that its syntax tree would be too deep.
+    #[error(
+        "{label}:{line}: a statement chains more than {max} operators; .rules files cannot hold expressions this long (split the expression)"
+    )]
+    TooLong {
+        /// The file label.
+        label: String,
+        /// 1-based line where the chain passes the limit.
+        line: usize,
+        /// The limit.
+        max: usize,
+    },
 }
 
 /// Loading a policy file failed. The message names the file as given.

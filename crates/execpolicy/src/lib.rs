@@ -7,6 +7,12 @@
 //! to rules files. Drop-in compatible with Codex 0.169 (`../shared/spec/02-execpolicy.md`,
 //! reference `execpolicy.md`): same matches, same key error lines.
 //!
+//! Loading: files made only of literal builtin calls (nearly all of them) are read
+//! from the syntax tree by `literal_eval`, which shares its validation with the
+//! Starlark builtins and answers only when Starlark would succeed identically;
+//! everything else, and every error message, comes from the `starlark` interpreter,
+//! whose globals are built only when such a file appears.
+//!
 //! Must not: parse shell scripts (crate `shell` splits them into segments first),
 //! decide approval or sandboxing (crates `core`/`approval`), or touch any file but
 //! the rules files it is asked to read or amend.

@@ -14,7 +14,8 @@
 //! else — another kind of statement, a non-literal argument, an argument binding that
 //! Starlark might refuse, any validation error — gives `None`, and the caller evaluates
 //! the module with Starlark, which also produces the error text users see. The
-//! differential tests below and in `tests/literal_fast_path.rs` hold it to that.
+//! differential tests below (every public rules file, every argument binding, string
+//! literal forms, random modules) hold it to that.
 
 use starlark::syntax::AstModule;
 use starlark::syntax::ast::{ArgumentP, AstArgument, AstExpr, AstLiteral, AstStmt, ExprP, StmtP};
@@ -297,6 +298,109 @@ mod tests {
         assert!(assert_agrees(
             r#"prefix_rule(pattern=["gh", ["pr"]], match=[["gh", "pr", "x"]], not_match=["gh issue"])"#
         ));
+    }
+
+    /// Every way of passing every argument of each builtin (absent, positional, named,
+    /// named in several orders).
+    #[test]
+    fn every_argument_binding_agrees() {
+        let specs: [(&str, &[(&str, &str)]); 3] = [
+            (
+                "prefix_rule",
+                &[
+                    ("pattern", r#"["git", ["a", "b"]]"#),
+                    ("decision", r#""forbidden""#),
+                    ("match", r#"["git a"]"#),
+                    ("not_match", r#"[["git", "c"]]"#),
+                    ("justification", r#""why""#),
+                    ("canonical_matching", "True"),
+                ],
+            ),
+            (
+                "host_executable",
+                &[("name", r#""git""#), ("paths", r#"["/usr/bin/git"]"#)],
+            ),
+            (
+                "network_rule",
+                &[
+                    ("host", r#""example.com""#),
+                    ("protocol", r#""https""#),
+                    ("decision", r#""deny""#),
+                    ("justification", r#""j""#),
+                ],
+            ),
+        ];
+        let mut fast = 0;
+        for (function, params) in specs {
+            let count = params.len();
+            // Each parameter: 0 absent, 1 positional, 2 named.
+            for mask in 0..3usize.pow(count as u32) {
+                let modes: Vec<usize> = (0..count)
+                    .map(|i| mask / 3usize.pow(i as u32) % 3)
+                    .collect();
+                for rotation in 0..count {
+                    let positional = params
+                        .iter()
+                        .zip(&modes)
+                        .filter(|(_, m)| **m == 1)
+                        .map(|((_, v), _)| v.to_string());
+                    let mut named: Vec<String> = params
+                        .iter()
+                        .zip(&modes)
+                        .filter(|(_, m)| **m == 2)
+                        .map(|((n, v), _)| format!("{n}={v}"))
+                        .collect();
+                    if !named.is_empty() {
+                        let by = rotation % named.len();
+                        named.rotate_left(by);
+                    }
+                    let args: Vec<String> = positional.chain(named).collect();
+                    let source = format!("{function}({})", args.join(", "));
+                    fast += usize::from(assert_agrees(&source));
+                }
+            }
+        }
+        assert!(fast > 500, "only {fast} bindings took the fast path");
+    }
+
+    #[test]
+    fn string_literal_forms_agree() {
+        for literal in [
+            r#""a\x41""#,
+            r#""\u00e9""#,
+            r#""\U0001F600""#,
+            r#""\777""#,
+            r#""\xff""#,
+            r#""a\0b""#,
+            r#""a\qb""#,
+            r#"r"a\n""#,
+            "\"\"\"a\nb\"\"\"",
+            "'''x'''",
+            r#""\\""#,
+        ] {
+            let source = format!("prefix_rule(pattern=[{literal}], justification={literal})");
+            assert!(assert_agrees(&source), "{literal}");
+        }
+        for literal in [r#"b"ls""#, r#""a" "b""#, r#""\ud800""#, r#"f"ls""#] {
+            let source = format!("prefix_rule(pattern=[{literal}])");
+            assert_eq!(both(&source).0, None, "{literal}");
+        }
+    }
+
+    /// A later statement Starlark would fail on (or that is not a plain call) denies
+    /// the fast path for the whole file, however good the calls before it are.
+    #[test]
+    fn a_later_failing_statement_denies_the_fast_path() {
+        for tail in [
+            "undefined_name",
+            "undefined_fn(1)",
+            r#"prefix_rule(pattern=["ls"], decision="bogus")"#,
+            "True = False",
+            r#"prefix_rule(pattern=["ls"])[0]"#,
+        ] {
+            let source = format!("prefix_rule(pattern=[\"rm\"], decision=\"forbidden\")\n{tail}");
+            assert_eq!(both(&source).0, None, "{tail}");
+        }
     }
 
     /// Every public `.rules` file: the fast path agrees wherever it answers, and it

@@ -11,6 +11,7 @@ use starlark::syntax::{AstModule, Dialect};
 use crate::builtins::{Definition, FileBuilder, RuleCall, policy_builtins};
 use crate::error::{LoadError, ParseError, RuleError};
 use crate::literal_eval;
+use crate::nesting::TooDeep;
 use crate::policy::{MatchOptions, Policy};
 
 /// Accumulates a policy from several files, in order.
@@ -41,13 +42,6 @@ impl PolicyParser {
         }
     }
 
-    /// The Starlark standard globals plus the policy builtins, built once.
-    fn globals(&mut self) -> Globals {
-        self.globals
-            .get_or_insert_with(|| GlobalsBuilder::standard().with(policy_builtins).build())
-            .clone()
-    }
-
     /// Reads and evaluates one file; `path` is named in errors exactly as given.
     ///
     /// # Errors
@@ -71,30 +65,37 @@ impl PolicyParser {
     ///
     /// # Errors
     /// [`ParseError::Starlark`] for syntax, name and builtin errors;
-    /// [`ParseError::Example`] when a `match`/`not_match` example fails.
+    /// [`ParseError::Example`] when a `match`/`not_match` example fails;
+    /// [`ParseError::TooDeep`] / [`ParseError::TooLong`] for sources whose syntax tree
+    /// would exhaust the stack.
     pub fn parse(&mut self, label: &str, source: &str) -> Result<(), ParseError> {
-        if let Some(line) = crate::nesting::first_too_deep_line(source) {
-            return Err(ParseError::TooDeep {
+        let depth = crate::nesting::measure(source).map_err(|limit| match limit {
+            TooDeep::Nesting(line) => ParseError::TooDeep {
                 label: label.to_string(),
                 line,
                 max: crate::nesting::MAX_NESTING,
-            });
-        }
-        let dialect = Dialect {
-            enable_f_strings: true,
-            ..Dialect::Extended
-        };
-        let ast =
-            AstModule::parse(label, source.to_owned(), &dialect).map_err(ParseError::Starlark)?;
-        // `@starlark-rust:` comments switch on checks (e.g. typechecking) that only
-        // Starlark performs.
-        let literal = match source.contains("@starlark-rust") {
-            true => None,
-            false => literal_eval::evaluate(&ast),
-        };
-        let definitions = match literal {
-            Some(definitions) => definitions,
-            None => evaluate_with_starlark(ast, &self.globals()).map_err(ParseError::Starlark)?,
+            },
+            TooDeep::Operators(line) => ParseError::TooLong {
+                label: label.to_string(),
+                line,
+                max: crate::nesting::MAX_OPERATORS,
+            },
+        })?;
+        let definitions = if depth.fits_in_place() {
+            evaluate_source(label, source, &mut self.globals)?
+        } else {
+            // Deep syntax trees make the parser and compiler recurse deeply; give them a
+            // stack they cannot exhaust within the limits `measure` enforces.
+            let globals = &mut self.globals;
+            std::thread::scope(|scope| {
+                std::thread::Builder::new()
+                    .name("airlock-rules-deep".into())
+                    .stack_size(crate::nesting::DEEP_SOURCE_STACK)
+                    .spawn_scoped(scope, move || evaluate_source(label, source, globals))
+                    .map_err(ParseError::Thread)?
+                    .join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+            })?
         };
 
         let mut next = self.policy.clone();
@@ -130,6 +131,34 @@ impl PolicyParser {
     /// The policy built so far.
     pub fn build(self) -> Policy {
         self.policy
+    }
+}
+
+/// Parses `source` and returns its definitions: from the literal fast path when it
+/// answers, else from Starlark (building `globals` on first need).
+fn evaluate_source(
+    label: &str,
+    source: &str,
+    globals: &mut Option<Globals>,
+) -> Result<Vec<Definition>, ParseError> {
+    let dialect = Dialect {
+        enable_f_strings: true,
+        ..Dialect::Extended
+    };
+    let ast = AstModule::parse(label, source.to_owned(), &dialect).map_err(ParseError::Starlark)?;
+    // `@starlark-rust:` comments switch on checks (e.g. typechecking) that only
+    // Starlark performs.
+    let literal = match source.contains("@starlark-rust") {
+        true => None,
+        false => literal_eval::evaluate(&ast),
+    };
+    match literal {
+        Some(definitions) => Ok(definitions),
+        None => {
+            let globals = globals
+                .get_or_insert_with(|| GlobalsBuilder::standard().with(policy_builtins).build());
+            evaluate_with_starlark(ast, globals).map_err(ParseError::Starlark)
+        }
     }
 }
 

@@ -384,3 +384,43 @@ fn too_deep_nesting_is_a_load_error_not_a_crash() {
         ")".repeat(150)
     ));
 }
+
+/// Long operator chains build syntax trees as deep as nested brackets do; each shape
+/// that used to abort the process (stack overflow) at 20,000 links is a load error,
+/// and the longest accepted chain of each shape loads on a 2 MiB thread (the default
+/// for spawned threads) in this (debug) build.
+#[test]
+fn long_operator_chains_are_load_errors_not_crashes() {
+    let n = 20_000;
+    let shapes = |n: usize| {
+        [
+            format!("prefix_rule(pattern=[\"a\"{}])\n", " + \"a\"".repeat(n)),
+            format!("x = {}True\n", "not ".repeat(n)),
+            format!("x = prefix_rule{}\n", ".b".repeat(n)),
+            format!("x = {}1\n", "lambda: ".repeat(n)),
+            format!("x = {}1\n", "1 if True else ".repeat(n / 2)),
+            format!("x = True{}\n", " and True".repeat(n)),
+        ]
+    };
+    for source in shapes(n) {
+        let error = std::thread::Builder::new()
+            .stack_size(2 << 20)
+            .spawn(move || load_error(&source))
+            .unwrap()
+            .join()
+            .unwrap();
+        assert!(error.contains("chains more than 1000 operators"), "{error}");
+    }
+    // At the limit every shape is evaluated by Starlark without overflowing.
+    for source in shapes(900) {
+        std::thread::Builder::new()
+            .stack_size(2 << 20)
+            .spawn(move || {
+                // Evaluation errors (e.g. `.b` on a function) are fine; a crash is not.
+                let _ = load(&source);
+            })
+            .unwrap()
+            .join()
+            .unwrap();
+    }
+}
