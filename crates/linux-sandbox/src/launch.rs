@@ -106,8 +106,6 @@ pub struct BwrapLaunch {
     pub fd_contents: Vec<DescriptorContent>,
     /// Host directories bubblewrap will create as mount points.
     pub created_mount_points: Vec<PathBuf>,
-    /// The writable roots (canonical), which the placeholder locks must stay out of.
-    pub writable_roots: Vec<PathBuf>,
 }
 
 /// What a descriptor named on the bubblewrap command line carries.
@@ -191,7 +189,6 @@ pub fn prepare_bwrap(
     }
     // Without a fresh /proc only when the kernel refuses one (probed, see `probe`).
     inputs.mount_proc = !args.no_proc && features.proc_mount_ok;
-    let writable_roots: Vec<PathBuf> = inputs.writable.iter().map(|w| w.root.clone()).collect();
     let MountArgs {
         args: mount_args,
         data_fds,
@@ -239,7 +236,6 @@ pub fn prepare_bwrap(
         fds,
         fd_contents,
         created_mount_points,
-        writable_roots,
     })
 }
 
@@ -361,9 +357,9 @@ pub fn run_helper_with_env(
             source,
         });
     }
-    // Placeholders are created on the host by bubblewrap; wait so they can be removed.
-    let guard = PlaceholderGuard::acquire(&launch.created_mount_points, &launch.writable_roots)
-        .map_err(LaunchError::Prepare)?;
+    // Placeholder mount points are created on the host; wait so they can be removed.
+    let guard =
+        PlaceholderGuard::acquire(&launch.created_mount_points).map_err(LaunchError::Prepare)?;
     let mut child = command.spawn().map_err(|source| LaunchError::Exec {
         program: launch.bwrap.display().to_string(),
         source,

@@ -3,120 +3,58 @@
 //! it, without pulling them from under another sandbox that still uses them and
 //! without ever removing a directory the user made.
 //!
-//! Each placeholder path has a lock file in a directory sandboxed commands cannot
-//! write (`/run/airlock` for root, else `$XDG_RUNTIME_DIR/airlock`, else
-//! `$AIRLOCK_HOME/run`; the first one outside every writable root). The lock file
-//! records the identity (device, inode, birth time) of the directory a launch
-//! created. A launch holds the lock shared for the command's lifetime and, if the
-//! directory is missing, creates it (`mkdir` is atomic, so one launch of several
-//! does) and records it; afterwards it removes the directory only if it can take the
-//! lock exclusively —
-//! no other running sandbox holds it — and the directory is still the recorded one
-//! and empty. A directory that exists without a matching record is the user's:
-//! shadowed for the run, never removed. Lock files are never unlinked: a new inode
-//! at the same path would let two launches believe they hold "the" lock. Locks vanish
-//! with their process, so a crashed launch never blocks cleanup forever; its
-//! directory still matches the record and the next launch removes it. Without a
-//! private lock directory nothing is removed (empty directories stay behind) rather
-//! than risk pulling a placeholder from under a running sandbox.
+//! The lock is the placeholder directory itself: every launch that mounts over it
+//! holds a shared `flock` on the directory for the command's lifetime, and a launch
+//! removes it afterwards only if it can take that lock exclusively — no other running
+//! sandbox uses it, whoever launched that one (another user, another environment:
+//! the lock lives on the shared inode, not in a per-user lock directory). A launch
+//! re-checks after locking that the path still names the directory it locked, so a
+//! removal racing with its start only makes it create the directory again.
+//!
+//! Placeholders are created read-only for everyone (mode 0555): that is how a later
+//! launch tells a leftover placeholder (removable once unused) from a user's own
+//! empty directory of a protected name, which is writable by its owner and never
+//! removed. Inside the sandbox the directory is hidden under a read-only tmpfs, so
+//! the confined command cannot reach the host directory or its lock.
 //! Removing the host directory while another namespace still mounts on it would
 //! detach that mount there (Linux >= 3.18), which is exactly what the lock prevents.
 
-use std::fs::{File, OpenOptions};
-use std::io::{self, Read, Seek, Write};
-use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt};
+use std::fs::File;
+use std::io;
+use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 
-fn lock_dir_candidates() -> Vec<PathBuf> {
-    let uid = std::fs::metadata("/proc/self")
-        .map(|m| std::os::unix::fs::MetadataExt::uid(&m))
-        .unwrap_or(u32::MAX);
-    let mut dirs = Vec::new();
-    if uid == 0 {
-        dirs.push(PathBuf::from("/run/airlock"));
-    }
-    if let Some(dir) = std::env::var_os("XDG_RUNTIME_DIR").filter(|d| !d.is_empty()) {
-        dirs.push(PathBuf::from(dir).join("airlock"));
-    }
-    let home = std::env::var_os("AIRLOCK_HOME")
-        .filter(|d| !d.is_empty())
-        .map(PathBuf::from)
-        .or_else(|| {
-            std::env::var_os("HOME")
-                .filter(|d| !d.is_empty())
-                .map(|h| PathBuf::from(h).join(".airlock"))
-        });
-    if let Some(home) = home {
-        dirs.push(home.join("run"));
-    }
-    dirs
+/// Mode of the placeholder directories a launch creates.
+const PLACEHOLDER_MODE: u32 = 0o555;
+
+/// How long a launch waits for another launch to finish removing a placeholder (an
+/// exclusive lock is held only for an emptiness check and one `rmdir`).
+const LOCK_WAIT: Duration = Duration::from_secs(5);
+
+/// Whether `meta` describes a directory a launch created (see the module docs).
+fn is_placeholder(meta: &std::fs::Metadata) -> bool {
+    meta.is_dir() && meta.permissions().mode() & 0o7777 == PLACEHOLDER_MODE
 }
 
-/// The first candidate lock directory that no writable root contains (checked on the
-/// canonical path of its nearest existing ancestor).
-fn lock_dir(writable_roots: &[PathBuf]) -> Option<PathBuf> {
-    lock_dir_candidates().into_iter().find(|dir| {
-        let mut probe = dir.as_path();
-        let resolved = loop {
-            if let Ok(c) = std::fs::canonicalize(probe) {
-                break c.join(dir.strip_prefix(probe).unwrap_or(Path::new("")));
-            }
-            match probe.parent() {
-                Some(parent) => probe = parent,
-                None => break dir.clone(),
-            }
-        };
-        !writable_roots.iter().any(|root| resolved.starts_with(root))
-    })
+fn same_inode(a: &std::fs::Metadata, b: &std::fs::Metadata) -> bool {
+    a.dev() == b.dev() && a.ino() == b.ino()
 }
 
-/// FNV-1a: a stable file name per placeholder path (std's hasher may change between
-/// Rust releases, and two helpers built differently must agree).
-fn lock_name(path: &Path) -> String {
-    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
-    for byte in path.as_os_str().as_encoded_bytes() {
-        hash ^= u64::from(*byte);
-        hash = hash.wrapping_mul(0x0100_0000_01b3);
-    }
-    format!("{hash:016x}.lock")
-}
-
-/// Who a placeholder directory belongs to: `dev:ino:birth` of the directory itself
-/// (birth time in nanoseconds, 0 where the filesystem records none), or `None` if
-/// `path` is not a directory.
-fn identity(path: &Path) -> Option<String> {
-    let meta = std::fs::symlink_metadata(path).ok()?;
-    if !meta.is_dir() {
-        return None;
-    }
-    let birth = meta
-        .created()
-        .ok()
-        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-        .map_or(0, |d| d.as_nanos());
-    Some(format!("{}:{}:{birth}", meta.dev(), meta.ino()))
-}
-
-fn read_record(file: &mut File) -> io::Result<String> {
-    let mut record = String::new();
-    file.rewind()?;
-    file.read_to_string(&mut record)?;
-    Ok(record)
-}
-
-fn write_record(file: &mut File, record: &str) -> io::Result<()> {
-    file.set_len(0)?;
-    file.rewind()?;
-    file.write_all(record.as_bytes())
+/// Opens `path` as a directory without following a symlink at its last component.
+fn open_dir(path: &Path) -> io::Result<File> {
+    std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_DIRECTORY | libc::O_NOFOLLOW)
+        .open(path)
 }
 
 /// One placeholder held by this launch.
 #[derive(Debug)]
 struct Held {
     path: PathBuf,
-    lock: File,
-    /// The recorded identity when the directory is a launch's (ours or another's).
-    launch_made: Option<String>,
+    /// The directory, locked shared.
+    dir: File,
 }
 
 /// Shared locks on the placeholders of one launch.
@@ -126,86 +64,94 @@ pub struct PlaceholderGuard {
 }
 
 impl PlaceholderGuard {
-    /// Takes a shared lock per placeholder (waiting only while another launch removes
-    /// it) and creates every missing placeholder directory, in a lock directory
-    /// outside `writable_roots`.
+    /// Creates every missing placeholder directory and takes a shared lock on each.
+    /// A path that is not a directory (a symlink, a file) is left alone: the mount
+    /// plan decided what to do with it.
     ///
     /// # Errors
-    /// Creating the lock directory, a lock file or a placeholder directory failed.
-    pub fn acquire(paths: &[PathBuf], writable_roots: &[PathBuf]) -> io::Result<Self> {
-        let Some(dir) = lock_dir(writable_roots) else {
-            eprintln!(
-                "airlock: no private directory for placeholder locks (set XDG_RUNTIME_DIR); empty placeholder directories will be left behind"
-            );
-            return Ok(Self { held: Vec::new() });
-        };
-        std::fs::DirBuilder::new()
-            .recursive(true)
-            .mode(0o700)
-            .create(&dir)?;
+    /// A placeholder could not be created or opened, or another process kept it
+    /// locked exclusively for longer than a removal takes (then nothing runs: the
+    /// sandbox would not be protected against that placeholder's removal).
+    pub fn acquire(paths: &[PathBuf]) -> io::Result<Self> {
         let mut held = Vec::with_capacity(paths.len());
         for path in paths {
-            let mut lock = OpenOptions::new()
-                .create(true)
-                .truncate(false)
-                .read(true)
-                .write(true)
-                .mode(0o600)
-                .open(dir.join(lock_name(path)))?;
-            // Waits only while another launch is removing this placeholder.
-            lock.lock_shared()?;
-            let matches_record = |lock: &mut File| -> io::Result<Option<String>> {
-                let record = read_record(lock)?;
-                Ok(identity(path).filter(|current| !record.is_empty() && *current == record))
-            };
-            let launch_made = if identity(path).is_some() {
-                matches_record(&mut lock)?
-            } else {
-                // `mkdir` is atomic: of several launches only one creates and records.
-                match std::fs::DirBuilder::new().mode(0o755).create(path) {
-                    Ok(()) => {
-                        let created = identity(path).ok_or_else(|| {
-                            io::Error::other(format!("{} vanished after creation", path.display()))
-                        })?;
-                        write_record(&mut lock, &created)?;
-                        Some(created)
-                    }
-                    Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
-                        matches_record(&mut lock)?
-                    }
-                    Err(e) => return Err(e),
-                }
-            };
-            held.push(Held {
-                path: path.clone(),
-                lock,
-                launch_made,
-            });
+            if let Some(dir) = lock_placeholder(path)? {
+                held.push(Held {
+                    path: path.clone(),
+                    dir,
+                });
+            }
         }
         Ok(Self { held })
     }
 
-    /// Releases the locks and removes every placeholder that a launch made, that no
-    /// other launch holds, and that is still the recorded, empty directory.
+    /// Releases the locks and removes every placeholder that no other launch holds
+    /// and that is still the locked, empty, read-only directory.
     pub fn release(self) {
-        for Held {
-            path,
-            mut lock,
-            launch_made,
-        } in self.held
-        {
-            let Some(record) = launch_made else {
+        for Held { path, dir } in self.held {
+            // Converting our shared lock to an exclusive one succeeds only when no other
+            // launch holds it; dropping `dir` releases whatever we hold.
+            if dir.try_lock().is_err() {
+                continue;
+            }
+            let (Ok(locked), Ok(current)) = (dir.metadata(), std::fs::symlink_metadata(&path))
+            else {
                 continue;
             };
-            // Converting our shared lock to an exclusive one succeeds only when no other
-            // launch holds it; dropping `lock` releases whatever we hold.
-            if lock.try_lock().is_ok()
-                && identity(&path).as_deref() == Some(record.as_str())
-                // Only an empty directory: never anything a user put there meanwhile.
-                && std::fs::remove_dir(&path).is_ok()
-            {
-                let _ = write_record(&mut lock, "");
+            if same_inode(&locked, &current) && is_placeholder(&current) {
+                // Fails on a non-empty directory: never anything someone put there.
+                let _ = std::fs::remove_dir(&path);
             }
+        }
+    }
+}
+
+/// Makes sure `path` is a directory and locks it shared; `None` when `path` is not a
+/// directory.
+fn lock_placeholder(path: &Path) -> io::Result<Option<File>> {
+    let deadline = Instant::now() + LOCK_WAIT;
+    loop {
+        if Instant::now() >= deadline {
+            return Err(io::Error::other(format!(
+                "{} stays locked or keeps disappearing; retry, or find the process holding it (e.g. with `fuser -v {}`)",
+                path.display(),
+                path.display()
+            )));
+        }
+        match std::fs::DirBuilder::new()
+            .mode(PLACEHOLDER_MODE)
+            .create(path)
+        {
+            // The umask may have cleared bits; the mode is the placeholder's marker.
+            Ok(()) => {
+                std::fs::set_permissions(path, std::fs::Permissions::from_mode(PLACEHOLDER_MODE))?
+            }
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
+            Err(e) => return Err(e),
+        }
+        let dir = match open_dir(path) {
+            Ok(dir) => dir,
+            // Removed between our mkdir and open: start again.
+            Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
+            // A symlink or a file at the path.
+            Err(e) if matches!(e.raw_os_error(), Some(libc::ELOOP | libc::ENOTDIR)) => {
+                return Ok(None);
+            }
+            Err(e) => return Err(e),
+        };
+        match dir.try_lock_shared() {
+            Ok(()) => {}
+            Err(std::fs::TryLockError::WouldBlock) => {
+                std::thread::sleep(Duration::from_millis(1));
+                continue;
+            }
+            Err(std::fs::TryLockError::Error(e)) => return Err(e),
+        }
+        // A launch removing the directory held it exclusively until after `rmdir`;
+        // if that happened since we opened it, the path is gone or names another one.
+        match std::fs::symlink_metadata(path) {
+            Ok(current) if same_inode(&dir.metadata()?, &current) => return Ok(Some(dir)),
+            Ok(_) | Err(_) => continue,
         }
     }
 }
@@ -215,9 +161,8 @@ impl PlaceholderGuard {
 mod tests {
     use super::*;
 
-    /// The launcher's own lock directory (`/run/airlock` for root) is outside `root`.
-    fn guard_for(paths: &[PathBuf], root: &Path) -> PlaceholderGuard {
-        PlaceholderGuard::acquire(paths, &[root.to_path_buf()]).unwrap()
+    fn guard_for(paths: &[PathBuf]) -> PlaceholderGuard {
+        PlaceholderGuard::acquire(paths).unwrap()
     }
 
     #[test]
@@ -227,34 +172,92 @@ mod tests {
         let aws = root.path().join(".aws");
         let paths = vec![codex.clone(), aws.clone()];
 
-        // Missing: created for the run, removed afterwards.
-        let guard = guard_for(&paths, root.path());
-        assert!(codex.is_dir() && aws.is_dir());
+        // Missing: created read-only for the run, removed afterwards.
+        let guard = guard_for(&paths);
+        let mode = std::fs::metadata(&aws).unwrap().permissions().mode() & 0o7777;
+        assert_eq!(mode, PLACEHOLDER_MODE);
         guard.release();
         assert!(!codex.exists() && !aws.exists(), "placeholders left behind");
 
-        // The user's own empty directory, made after an earlier launch recorded the
-        // same path: shadowed, never removed.
+        // The user's own empty directory: shadowed, never removed.
         std::fs::create_dir(&codex).unwrap();
-        guard_for(&paths, root.path()).release();
+        guard_for(&paths).release();
         assert!(codex.is_dir(), "the user's empty .codex was removed");
         assert!(!aws.exists());
 
-        // Two overlapping launches: the directory stays until the last one ends.
-        let first = guard_for(&paths, root.path());
-        let second = guard_for(&paths, root.path());
+        // Overlapping launches: the directory stays until the last one ends,
+        // whichever ends first.
+        let first = guard_for(&paths);
+        let second = guard_for(&paths);
         first.release();
         assert!(aws.is_dir(), "removed from under a running launch");
         second.release();
         assert!(!aws.exists());
 
         // A crashed launch (guard leaked, lock gone with the descriptor) leaves a
-        // directory the next launch recognises and removes.
-        let crashed = guard_for(&paths, root.path());
+        // placeholder the next launch recognises and removes.
+        let crashed = guard_for(&paths);
         drop(crashed);
         assert!(aws.is_dir());
-        guard_for(&paths, root.path()).release();
+        guard_for(&paths).release();
         assert!(!aws.exists());
         assert!(codex.is_dir());
+
+        // Something put into a placeholder meanwhile keeps it.
+        let guard = guard_for(&paths);
+        std::fs::set_permissions(&aws, std::fs::Permissions::from_mode(0o755)).unwrap();
+        std::fs::write(aws.join("kept"), "x").unwrap();
+        std::fs::set_permissions(&aws, std::fs::Permissions::from_mode(PLACEHOLDER_MODE)).unwrap();
+        guard.release();
+        assert!(aws.join("kept").exists());
+    }
+
+    /// The lock is the directory's own: a holder that found it by another route (as
+    /// a launch with another lock directory or user would) still keeps it in place.
+    #[test]
+    fn any_holder_of_the_directory_lock_prevents_removal() {
+        let root = tempfile::tempdir().unwrap();
+        let git = root.path().join(".git");
+        let guard = guard_for(std::slice::from_ref(&git));
+        let other = open_dir(&git).unwrap();
+        other.lock_shared().unwrap();
+        guard.release();
+        assert!(git.is_dir(), "removed while another holder used it");
+        drop(other);
+        guard_for(std::slice::from_ref(&git)).release();
+        assert!(!git.exists());
+    }
+
+    /// A launch waits while a removal holds the lock, then creates the directory
+    /// again instead of locking the removed one.
+    #[test]
+    fn a_launch_racing_a_removal_gets_a_live_directory() {
+        let root = tempfile::tempdir().unwrap();
+        let aws = root.path().join(".aws");
+        let remover = guard_for(std::slice::from_ref(&aws));
+        remover.held[0].dir.try_lock().unwrap();
+        let path = aws.clone();
+        let starter = std::thread::spawn(move || guard_for(std::slice::from_ref(&path)));
+        std::thread::sleep(Duration::from_millis(20));
+        std::fs::remove_dir(&aws).unwrap();
+        drop(remover);
+        let started = starter.join().unwrap();
+        let live = std::fs::symlink_metadata(&aws).unwrap();
+        assert!(same_inode(&started.held[0].dir.metadata().unwrap(), &live));
+        started.release();
+        assert!(!aws.exists());
+    }
+
+    #[test]
+    fn symlinks_and_files_are_left_alone() {
+        let root = tempfile::tempdir().unwrap();
+        let link = root.path().join(".codex");
+        std::os::unix::fs::symlink("/nonexistent", &link).unwrap();
+        let file = root.path().join(".aws");
+        std::fs::write(&file, "").unwrap();
+        let guard = guard_for(&[link.clone(), file.clone()]);
+        assert!(guard.held.is_empty());
+        guard.release();
+        assert!(std::fs::symlink_metadata(&link).is_ok() && file.is_file());
     }
 }
