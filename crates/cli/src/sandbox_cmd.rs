@@ -76,7 +76,9 @@ pub struct SandboxArgs {
 
     /// With --dry-run: write each descriptor the printed command reads (the seccomp
     /// programs) into DIR as `fd-N.bpf`, and end the printed line with the shell
-    /// redirections (`N<DIR/fd-N.bpf`) that make it run exactly what Airlock would.
+    /// redirections (`N<DIR/fd-N.bpf`) so it runs with the same mounts, namespaces and
+    /// seccomp as Airlock would. The environment policy is not part of the line: run
+    /// it from the environment you want the command to see.
     #[arg(long, value_name = "DIR", requires = "dry_run")]
     save_fds: Option<PathBuf>,
 

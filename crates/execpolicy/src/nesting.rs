@@ -67,6 +67,10 @@ pub fn measure(source: &str) -> Result<Depth, TooDeep> {
     let (mut i, mut line, mut depth, mut unary_run) = (0usize, 1usize, 0usize, 0usize);
     let mut operators = 0usize;
     let mut continued = false;
+    // The last significant byte: `(`/`[` right after a name, a closing bracket or a
+    // string is a call or an index, which nests like a binary operator
+    // (`x[0][0]...`, `f()()...`); after anything else it opens a literal or a group.
+    let mut last = b'\n';
     let mut deepest = Depth::default();
     while i < bytes.len() {
         let b = bytes[i];
@@ -102,7 +106,18 @@ pub fn measure(source: &str) -> Result<Depth, TooDeep> {
                 }
                 unary_run = 0;
                 continued = false;
+                last = b'"';
                 continue;
+            }
+            b'(' | b'['
+                if last.is_ascii_alphanumeric() || matches!(last, b'_' | b')' | b']' | b'"') =>
+            {
+                operators += 1;
+                depth += 1;
+                deepest.nesting = deepest.nesting.max(depth);
+                if depth > MAX_NESTING {
+                    return Err(TooDeep::Nesting(line));
+                }
             }
             b'(' | b'[' | b'{' => {
                 depth += 1;
@@ -128,6 +143,7 @@ pub fn measure(source: &str) -> Result<Depth, TooDeep> {
                 }
                 unary_run = 0;
                 continued = false;
+                last = b'a';
                 continue;
             }
             _ => {}
@@ -147,6 +163,7 @@ pub fn measure(source: &str) -> Result<Depth, TooDeep> {
         }
         if !b.is_ascii_whitespace() {
             continued = b == b'\\';
+            last = b;
         }
         i += 1;
     }
@@ -165,7 +182,7 @@ mod tests {
             plain,
             Depth {
                 nesting: 3,
-                operators: 0
+                operators: 1
             }
         );
         assert!(plain.fits_in_place());
@@ -185,7 +202,19 @@ mod tests {
             measure(&many),
             Ok(Depth {
                 nesting: 2,
-                operators: 2
+                operators: 3
+            })
+        );
+        // Big literals: brackets that open lists are not calls or indexes.
+        let examples = format!(
+            "prefix_rule(pattern=[\"git\"], match=[{}])\n",
+            "[\"git\", \"a\"], ".repeat(5000)
+        );
+        assert_eq!(
+            measure(&examples),
+            Ok(Depth {
+                nesting: 3,
+                operators: 1
             })
         );
         // Words that merely contain a keyword are not operators.
@@ -218,6 +247,8 @@ mod tests {
             (format!("x = {}1\n", "lambda: ".repeat(n)), 1),
             (format!("x = {}1\n", "1 if True else ".repeat(n)), 1),
             (format!("x = True{}\n", " and True".repeat(n)), 1),
+            (format!("x = [1]{}\n", "[0:1]".repeat(n)), 1),
+            (format!("x = f{}\n", "()".repeat(n)), 1),
             // Inside brackets and after `\` continuations the statement goes on.
             (
                 format!("x = (\n{})\n", "1 +\n".repeat(n)),

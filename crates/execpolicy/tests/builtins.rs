@@ -400,6 +400,8 @@ fn long_operator_chains_are_load_errors_not_crashes() {
             format!("x = {}1\n", "lambda: ".repeat(n)),
             format!("x = {}1\n", "1 if True else ".repeat(n / 2)),
             format!("x = True{}\n", " and True".repeat(n)),
+            format!("x = [1]{}\n", "[0:1]".repeat(n)),
+            format!("def f():\n    return f\nx = f{}\n", "()".repeat(n)),
         ]
     };
     for source in shapes(n) {
