@@ -12,10 +12,25 @@ use super::outcome::{DangerSummary, SegmentVerdict};
 /// for `timeout`). The only exception is a segment that is itself the dangerous command
 /// and that explicit rules allow (`rm -rf build` with an allow rule for `rm -rf build`):
 /// the user's rule names exactly that command.
+///
+/// The heuristic is a prompt source only where it raises the decision (decision 13 as
+/// clarified): when every dangerous segment is already decided `prompt` (or stricter) by
+/// its own rules, the danger adds nothing, so under granular it is not checked against
+/// `sandbox_approval`. A danger the deny view finds but no segment accounts for still
+/// counts (fail closed).
 pub(super) fn first_unallowed_danger(
     inner: &[InnerCommand],
     verdicts: &[SegmentVerdict],
 ) -> Option<DangerSummary> {
+    let mut dangerous_segments = verdicts
+        .iter()
+        .filter(|verdict| verdict.dangerous)
+        .peekable();
+    if dangerous_segments.peek().is_some()
+        && dangerous_segments.all(SegmentVerdict::raised_by_rules_alone)
+    {
+        return None;
+    }
     inner.iter().find_map(|command| {
         let pattern = DANGER_PATTERNS
             .iter()

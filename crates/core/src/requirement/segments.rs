@@ -139,6 +139,15 @@ impl SegmentVerdict {
         self.decision == Decision::Allow && self.matches.iter().all(RuleMatch::is_policy_match)
     }
 
+    /// Whether explicit rules alone decide `prompt` or `forbidden` for it (no heuristic
+    /// match among its matches), so a heuristic cannot raise it further (spec 03 decision 13).
+    #[must_use]
+    pub fn raised_by_rules_alone(&self) -> bool {
+        self.decision != Decision::Allow
+            && !self.matches.is_empty()
+            && self.matches.iter().all(RuleMatch::is_policy_match)
+    }
+
     /// Whether an explicit `prompt` rule matched.
     #[must_use]
     pub fn prompted_by_rule(&self) -> bool {

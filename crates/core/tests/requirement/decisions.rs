@@ -216,3 +216,44 @@ fn granular_checks_each_prompt_against_its_own_category() {
         &Case::new(rules, granular(false, true)).run(&["git", "push"])
     ));
 }
+
+#[test]
+fn danger_inside_a_rule_prompted_segment_is_a_rules_prompt_only() {
+    // Spec 03 decision 13 (clarified): the rule already prompts, so the dangerous-command
+    // heuristic adds no `sandbox_approval` prompt source.
+    let rules = "prefix_rule(pattern=[\"rm\"], decision=\"prompt\")\n";
+    for command in [
+        argv(&["rm", "-rf", "x"]),
+        argv(&["bash", "-lc", "rm -rf x && rm -rf y"]),
+    ] {
+        let outcome = Case::new(rules, granular(false, true))
+            .try_run(&command)
+            .unwrap();
+        assert!(is_needs_approval(&outcome.requirement), "{command:?}");
+        assert!(outcome.dangerous.is_none(), "{command:?}");
+        // With rules prompts rejected it is forbidden as a rules prompt.
+        assert!(matches!(
+            Case::new(rules, granular(true, false))
+                .try_run(&command)
+                .unwrap()
+                .requirement,
+            ExecApprovalRequirement::Forbidden { .. }
+        ));
+    }
+    // An unmatched dangerous segment next to the prompted one still raises the decision.
+    let mixed = argv(&["bash", "-lc", "rm -rf x && git reset --hard"]);
+    let outcome = Case::new(rules, granular(false, true))
+        .try_run(&mixed)
+        .unwrap();
+    assert!(outcome.dangerous.is_some());
+    assert!(matches!(
+        outcome.requirement,
+        ExecApprovalRequirement::Forbidden { .. }
+    ));
+    // A danger under an allow rule for a wrapper still counts (decision 19).
+    let wrapper = "prefix_rule(pattern=[\"timeout\"], decision=\"allow\")\n";
+    assert!(matches!(
+        Case::new(wrapper, granular(false, true)).run(&["timeout", "5", "rm", "-rf", "x"]),
+        ExecApprovalRequirement::Forbidden { .. }
+    ));
+}
