@@ -245,6 +245,10 @@ async fn run_exec(args: ExecArgs) -> Result<u8, Refusal> {
         extra_safe_commands,
         sandbox: SandboxSettings {
             linux_helper: Some(linux_helper),
+            manager: airlock_sandbox::SandboxManager {
+                bwrap_path: airlock_sandbox::bwrap_path_from_config(&config.table)?,
+                ..airlock_sandbox::SandboxManager::default()
+            },
             ..SandboxSettings::default()
         },
         output: OutputMode::Tee,

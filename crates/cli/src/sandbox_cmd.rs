@@ -152,6 +152,8 @@ fn run_sandbox(args: SandboxArgs) -> anyhow::Result<i32> {
                 use_legacy_landlock: args.use_legacy_landlock,
                 no_proc: false,
                 apply_seccomp_then_exec: false,
+                bwrap_path: airlock_sandbox::bwrap_path_from_config(&config.table)?,
+                status_fd: None,
                 command: args.command,
             };
             if args.dry_run {

@@ -25,7 +25,7 @@ use airlock_permissions::{
 use airlock_protocol::{FileSystemSandboxKind, FileSystemSandboxPolicy, NetworkSandboxPolicy};
 
 use crate::args::HelperArgs;
-use crate::bwrap_path::{BwrapError, find_bwrap};
+use crate::bwrap_path::{BwrapError, choose_bwrap};
 use crate::fds::{data_fd, empty_data_fd};
 use crate::mounts::{DATA_FD_PLACEHOLDER, MountArgs, build_mount_args};
 use crate::placeholders::PlaceholderGuard;
@@ -65,7 +65,16 @@ pub enum LaunchError {
     /// Preparing descriptors or placeholders failed.
     #[error("could not prepare the sandbox: {0}")]
     Prepare(std::io::Error),
-    /// `exec` (or spawn) of bubblewrap or the command failed.
+    /// `exec` of the command itself failed (seccomp-only and Landlock launches, after the
+    /// start marker): the command's failure, not the sandbox's.
+    #[error("could not start {program}: {source}")]
+    CommandExec {
+        /// The command.
+        program: String,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// `exec` (or spawn) of bubblewrap failed.
     #[error("could not start {program}: {source}")]
     Exec {
         /// What was being started.
@@ -177,7 +186,11 @@ pub fn prepare_bwrap(
     policy: &FileSystemSandboxPolicy,
     network: NetworkSandboxPolicy,
 ) -> Result<BwrapLaunch, LaunchError> {
-    let bwrap = find_bwrap()?;
+    let bwrap = choose_bwrap(
+        args.bwrap_path.as_deref(),
+        &crate::bwrap_path::writable_roots(policy, &args.sandbox_policy_cwd),
+    )?
+    .path;
     let mut inputs = resolve_mount_inputs(policy, &args.sandbox_policy_cwd)?;
     let features = crate::probe::bwrap_features(&bwrap).ok_or(LaunchError::Unsupported(
         "could not run `bwrap --version`; check the bubblewrap installation with `airlock doctor`",
@@ -227,6 +240,11 @@ pub fn prepare_bwrap(
     };
     let raw: Vec<i32> = seccomp_fds.iter().map(AsRawFd::as_raw_fd).collect();
     argv.extend(namespace_args(options, &cwd, &raw));
+    if let Some(fd) = args.status_fd {
+        // bubblewrap reports `exit-code` only for a command it started (see `status`).
+        argv.push("--json-status-fd".into());
+        argv.push(fd.to_string().into());
+    }
     fds.extend(seccomp_fds);
     argv.push("--".into());
     argv.extend(args.command.iter().cloned());
@@ -318,6 +336,19 @@ pub fn run_helper_with_env(
     args: &HelperArgs,
     base_env: Option<&[(OsString, OsString)]>,
 ) -> Result<i32, LaunchError> {
+    let result = launch_confined(args, base_env);
+    if let (Err(error), Some(fd)) = (&result, args.status_fd)
+        && !matches!(error, LaunchError::CommandExec { .. })
+    {
+        crate::status::write_setup_error(fd, &error.to_string());
+    }
+    result
+}
+
+fn launch_confined(
+    args: &HelperArgs,
+    base_env: Option<&[(OsString, OsString)]>,
+) -> Result<i32, LaunchError> {
     let policy = file_system_sandbox_policy(&args.permission_profile);
     let network = network_sandbox_policy(&args.permission_profile);
     let env = sandbox_env(network);
@@ -345,7 +376,12 @@ pub fn run_helper_with_env(
         return exec_with_seccomp_only(args, network, base_env, &env);
     }
     let launch = prepare_bwrap(args, &policy, network)?;
-    let keep: Vec<i32> = launch.fds.iter().map(AsRawFd::as_raw_fd).collect();
+    let keep: Vec<i32> = launch
+        .fds
+        .iter()
+        .map(AsRawFd::as_raw_fd)
+        .chain(args.status_fd)
+        .collect();
     crate::fds::close_inherited_on_exec(&keep).map_err(LaunchError::Prepare)?;
     let mut command = Command::new(&launch.bwrap);
     command.args(&launch.args);
@@ -406,10 +442,14 @@ fn exec_with_seccomp_only(
     let mut command = Command::new(program);
     command.args(rest).current_dir(&args.command_cwd);
     set_env(&mut command, base_env, env);
+    // Marks the status descriptor close-on-exec too: the command never holds it.
     crate::fds::close_inherited_on_exec(&[]).map_err(LaunchError::Prepare)?;
     crate::seccomp::install(seccomp_mode(network))?;
+    if let Some(fd) = args.status_fd {
+        crate::status::write_exec_marker(fd);
+    }
     let source = command.exec();
-    Err(LaunchError::Exec {
+    Err(LaunchError::CommandExec {
         program: program.to_string_lossy().into_owned(),
         source,
     })

@@ -44,6 +44,8 @@ mod placeholders;
 pub mod seccomp;
 #[cfg(target_os = "linux")]
 mod signals;
+#[cfg(target_os = "linux")]
+pub mod status;
 
 pub use args::{HELPER_SUBCOMMAND, HelperArgs};
 #[cfg(target_os = "linux")]

@@ -23,6 +23,7 @@ use airlock_sandbox::WindowsSandboxLevel;
 
 use super::attempt::AttemptPhase;
 use super::attempt::SandboxAttempt;
+use super::error::DenialEvidence;
 use super::error::ExecError;
 use super::error::ToolError;
 use super::retry::DenialFacts;
@@ -219,8 +220,12 @@ impl ToolOrchestrator {
             &inputs,
             ctx.environment,
         );
-        let (output, network) = match run_attempt(tool, req, &first, trace).await {
-            Err(ToolError::SandboxDenied { output, network }) => (output, network),
+        let (output, network, evidence) = match run_attempt(tool, req, &first, trace).await {
+            Err(ToolError::SandboxDenied {
+                output,
+                network,
+                evidence,
+            }) => (output, network, evidence),
             other => return other,
         };
         // Step 6: the denial.
@@ -238,12 +243,17 @@ impl ToolOrchestrator {
             unsandboxed_execution_allowed: inputs.fs_policy.unsandboxed_execution_allowed(),
             strict_auto_review: inputs.strict,
             should_bypass_approval: tool.should_bypass_approval(inputs.policy, already_approved),
+            denial_observed: evidence == DenialEvidence::Observed,
         };
         let plan = match plan_retry(&facts, &output) {
             Ok(plan) => plan,
             Err(reason) => {
                 trace.no_retry = Some(reason);
-                return Err(ToolError::SandboxDenied { output, network });
+                return Err(ToolError::SandboxDenied {
+                    output,
+                    network,
+                    evidence,
+                });
             }
         };
         trace.retry_reason = Some(plan.retry_reason.clone());

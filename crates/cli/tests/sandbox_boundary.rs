@@ -1,0 +1,206 @@
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+//! Issue 11: nothing a confined run writes may later run on the host unconfined. Each test
+//! runs the real attack against the real sandbox (real `bwrap`, real processes) and checks
+//! the host afterwards: the planted program never ran.
+
+mod exec_support;
+
+use std::process::{Command, Output};
+
+use exec_support::{Dirs, airlock_bin, exists, stderr};
+
+const REFUSED: i32 = 125;
+
+/// `airlock ARGS` in `dirs.ws` with `$AIRLOCK_HOME` and extra environment.
+fn airlock(dirs: &Dirs, args: &[&str], env: &[(&str, &str)]) -> Output {
+    let mut command = Command::new(airlock_bin());
+    command
+        .args(args)
+        .current_dir(&dirs.ws)
+        .env("AIRLOCK_HOME", &dirs.home)
+        .stdin(std::process::Stdio::null());
+    for (key, value) in env {
+        command.env(key, value);
+    }
+    command.output().unwrap()
+}
+
+/// A directory under `/tmp`, which `:workspace` makes writable: where an attacker plants.
+fn tmp_dir(prefix: &str) -> tempfile::TempDir {
+    tempfile::Builder::new()
+        .prefix(prefix)
+        .tempdir_in("/tmp")
+        .unwrap()
+}
+
+/// Item 3. A confined run plants a fake `bwrap` in a directory it can write (`/tmp/x`); the
+/// user's `PATH` starts with that directory. Later runs must still use the real
+/// bubblewrap: the fake never runs, the command is confined, `doctor` names the real one.
+#[test]
+fn a_bwrap_planted_on_path_is_never_executed() {
+    let dirs = Dirs::new();
+    dirs.config("");
+    let plant = tmp_dir("airlock-fake-bwrap-");
+    let fake_dir = plant.path().join("x");
+    let marker = dirs.outside_file("fake-bwrap-ran");
+    let script = format!(
+        "mkdir -p '{dir}' && printf '#!/bin/sh\\ntouch {marker}\\nshift $#\\nexec \"$@\"\\n' > '{dir}/bwrap' && chmod 755 '{dir}/bwrap'",
+        dir = fake_dir.display()
+    );
+    // Step 1: the sandbox itself plants the fake.
+    let planted = airlock(&dirs, &["sandbox", "--", "sh", "-c", &script], &[]);
+    assert_eq!(planted.status.code(), Some(0), "{}", stderr(&planted));
+    assert!(fake_dir.join("bwrap").exists(), "the plant worked");
+    let path = format!(
+        "{}:{}",
+        fake_dir.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let escape = dirs.outside_file("escaped");
+    let probe = format!("touch inside.txt; touch '{escape}'; true");
+    // Step 2: later runs with the poisoned PATH, through `sandbox` and `exec`.
+    for args in [
+        vec!["sandbox", "--", "sh", "-c", probe.as_str()],
+        vec!["exec", "-a", "never", "--", "sh", "-c", probe.as_str()],
+    ] {
+        let out = airlock(&dirs, &args, &[("PATH", &path)]);
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {}", stderr(&out));
+        assert!(!exists(&marker), "{args:?}: the fake bwrap ran");
+        assert!(
+            exists(dirs.ws.join("inside.txt")),
+            "{args:?}: the command ran"
+        );
+        assert!(!exists(&escape), "{args:?}: the command ran unconfined");
+        std::fs::remove_file(dirs.ws.join("inside.txt")).unwrap();
+    }
+    let doctor = airlock(&dirs, &["doctor", "--json"], &[("PATH", &path)]);
+    let checks: serde_json::Value = serde_json::from_slice(&doctor.stdout).unwrap();
+    let bwrap = checks
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["check"] == "bubblewrap")
+        .unwrap();
+    let detail = bwrap["detail"].as_str().unwrap();
+    assert!(detail.starts_with("/usr/bin/bwrap: "), "{detail}");
+    assert!(detail.contains("PATH is never searched"), "{detail}");
+    assert!(!exists(&marker));
+}
+
+/// Item 3, configured path: `[sandbox] bwrap_path` naming the planted file (in a directory
+/// the sandbox can write) or a relative name is refused before anything runs.
+#[test]
+fn a_configured_bwrap_the_sandbox_could_replace_is_refused() {
+    let dirs = Dirs::new();
+    let plant = tmp_dir("airlock-fake-bwrap-");
+    let fake = plant.path().join("bwrap");
+    let marker = dirs.outside_file("fake-bwrap-ran");
+    std::fs::write(&fake, format!("#!/bin/sh\ntouch {marker}\n")).unwrap();
+    std::fs::set_permissions(&fake, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    for (value, expected) in [
+        (fake.display().to_string(), "refusing bubblewrap"),
+        ("bwrap".to_owned(), "not an absolute path"),
+    ] {
+        dirs.config(&format!("[sandbox]\nbwrap_path = {value:?}\n"));
+        for args in [
+            vec!["sandbox", "--", "touch", "inside.txt"],
+            vec!["exec", "-a", "never", "--", "touch", "inside.txt"],
+        ] {
+            let out = airlock(&dirs, &args, &[]);
+            assert_eq!(out.status.code(), Some(REFUSED), "{args:?} {value}");
+            assert!(
+                stderr(&out).contains(expected),
+                "{args:?}: {}",
+                stderr(&out)
+            );
+            assert!(!exists(dirs.ws.join("inside.txt")), "nothing ran");
+            assert!(!exists(&marker), "the configured fake never ran");
+        }
+    }
+}
+
+/// Runs `airlock exec ARGS` inside a new user namespace whose `user.max_user_namespaces`
+/// is 0, so bubblewrap's own set-up fails for real ("Creating new namespace failed").
+fn exec_without_user_namespaces(dirs: &Dirs, args: &[&str]) -> Output {
+    let mut command = Command::new("unshare");
+    command
+        .args(["--user", "--map-root-user", "sh", "-c"])
+        .arg("echo 0 > /proc/sys/user/max_user_namespaces && exec \"$@\"")
+        .arg("sh")
+        .arg(airlock_bin())
+        .arg("exec")
+        .args(args)
+        .current_dir(&dirs.ws)
+        .env("AIRLOCK_HOME", &dirs.home)
+        .stdin(std::process::Stdio::null());
+    command.output().unwrap()
+}
+
+/// Item 5. bubblewrap cannot create its namespaces: under `untrusted`, with a reviewer that
+/// approves everything, the command must not be re-run without the sandbox. It is an
+/// execution error, exit 125, "could not start the sandbox: <cause>" with the doctor fix,
+/// and the reviewer is never asked about a retry.
+#[test]
+fn a_sandbox_set_up_failure_is_never_retried_unconfined() {
+    let dirs = Dirs::new();
+    dirs.config(&dirs.hook("allow"));
+    let marker = dirs.outside_file("ran-unconfined");
+    let script = format!("touch '{marker}'; echo 'Operation not permitted' >&2; exit 1");
+    let out = exec_without_user_namespaces(&dirs, &["-a", "untrusted", "--", "sh", "-c", &script]);
+    if stderr(&out).contains("unshare: ") {
+        eprintln!("skipped: this host cannot create user namespaces for the test harness");
+        return;
+    }
+    assert_eq!(out.status.code(), Some(REFUSED), "{}", stderr(&out));
+    let last = stderr(&out).lines().last().unwrap_or_default().to_owned();
+    assert!(
+        last.starts_with(
+            "airlock: could not start the sandbox: bwrap: Creating new namespace failed"
+        ),
+        "{last}"
+    );
+    assert!(last.contains("airlock doctor"), "{last}");
+    assert!(!exists(&marker), "the command ran without the sandbox");
+    assert_eq!(dirs.requests("hook").len(), 1, "no retry was asked for");
+    let audit = dirs.audit();
+    let attempts = audit[0]["attempts"].as_array().unwrap();
+    assert_eq!(attempts.len(), 1, "{attempts:?}");
+    assert!(
+        attempts[0]["error"]
+            .as_str()
+            .unwrap()
+            .contains("could not start the sandbox"),
+        "{attempts:?}"
+    );
+}
+
+/// Item 6. Under `untrusted`, a command that merely prints "Operation not permitted" looks
+/// like a sandbox denial; its unconfined retry must be asked for again. The reviewer
+/// approves the command and declines the retry: the unconfined run never happens.
+#[test]
+fn an_output_only_denial_needs_a_second_approval() {
+    let dirs = Dirs::new();
+    let log = dirs.log("hook");
+    let allow = r#"{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"allow"}}}"#;
+    let deny = r#"{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"deny","message":"no retry"}}}"#;
+    dirs.config(&dirs.hook_with(
+        &format!(
+            "if [ \"$(wc -l < '{}')\" -le 1 ]; then echo '{allow}'; else echo '{deny}'; fi",
+            log.display()
+        ),
+        10,
+    ));
+    let marker = dirs.outside_file("ran-unconfined");
+    // Inside the sandbox the touch fails quietly; unconfined it would succeed.
+    let script = format!("touch '{marker}' 2>/dev/null; echo 'Operation not permitted'; exit 1");
+    let out = dirs.exec(&["-a", "untrusted", "--", "sh", "-c", &script]);
+    assert_eq!(out.status.code(), Some(REFUSED), "{}", stderr(&out));
+    assert!(stderr(&out).contains("no retry"), "{}", stderr(&out));
+    assert!(
+        !exists(&marker),
+        "the retry ran without the sandbox unasked"
+    );
+    assert_eq!(dirs.requests("hook").len(), 2, "the retry was asked for");
+    let audit = dirs.audit();
+    assert_eq!(audit[0]["attempts"].as_array().unwrap().len(), 1);
+}
