@@ -255,6 +255,7 @@ async fn run_exec(args: ExecArgs) -> Result<u8, Refusal> {
         amendment_file: Some(airlock_execpolicy::default_amendment_file(
             &env.airlock_home,
         )),
+        allow_rules_bypass_sandbox: airlock_core::unsandboxed::allow_rules_bypass_sandbox(&config)?,
         audit_log: session_config
             .audit_enabled
             .then(|| env.airlock_home.join(AUDIT_LOG_RELATIVE_PATH)),

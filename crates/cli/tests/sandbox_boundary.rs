@@ -204,3 +204,143 @@ fn an_output_only_denial_needs_a_second_approval() {
     let audit = dirs.audit();
     assert_eq!(audit[0]["attempts"].as_array().unwrap().len(), 1);
 }
+
+/// Item 4. Step 1: a sandboxed run creates `sub/.git` whose `core.fsmonitor` writes a
+/// marker on the host. Step 2: `git status` in `sub` allowed by a rule (which would bypass
+/// the sandbox) must not run it unconfined: the git runs sandboxed, where the marker path
+/// is not writable, and `explain`, `-v` and the audit record say why.
+#[test]
+fn an_allow_rule_never_takes_git_out_of_the_sandbox_into_a_planted_repository() {
+    let dirs = Dirs::new();
+    dirs.config("");
+    let rules = dirs.rules(
+        "git.rules",
+        "prefix_rule(pattern=[\"git\", \"status\"], decision=\"allow\")\nprefix_rule(pattern=[\"git\", \"-C\", \"sub\", \"status\"], decision=\"allow\")\nprefix_rule(pattern=[\"cd\"], decision=\"allow\")\n",
+    );
+    let marker = dirs.outside_file("fsmonitor-ran");
+    let plant = format!("git init -q sub && git -C sub config core.fsmonitor 'touch {marker}'");
+    let planted = dirs.exec(&["-a", "never", "--", "sh", "-c", &plant]);
+    assert_eq!(planted.status.code(), Some(0), "{}", stderr(&planted));
+    assert!(exists(dirs.ws.join("sub/.git/config")), "the plant worked");
+    let rules = rules.to_str().unwrap();
+    for command in [
+        vec!["git", "-C", "sub", "status"],
+        vec!["bash", "-lc", "cd sub && git status"],
+    ] {
+        let mut args = vec!["-v", "-r", rules, "-a", "never", "--"];
+        args.extend(&command);
+        let out = dirs.exec(&args);
+        assert!(
+            !exists(&marker),
+            "{command:?}: the planted fsmonitor ran on the host"
+        );
+        assert!(
+            stderr(&out).contains("kept in the sandbox: ") && stderr(&out).contains("sub/.git"),
+            "{command:?}: -v says why: {}",
+            stderr(&out)
+        );
+        let mut explain = vec!["explain", "-r", rules, "-a", "never", "--"];
+        explain.extend(&command);
+        let explained = airlock(&dirs, &explain, &[]);
+        let text = String::from_utf8_lossy(&explained.stdout);
+        assert!(
+            text.contains("never runs outside the sandbox: ")
+                && text.contains("is writable inside the sandbox"),
+            "{command:?}: {text}"
+        );
+        assert!(text.contains("first attempt: sandboxed"), "{text}");
+    }
+    let audit = dirs.audit();
+    let last = audit.last().unwrap();
+    assert_eq!(last["attempts"][0]["sandbox"], "linuxSeccomp", "{last}");
+    assert!(
+        last["policy"]["unsandboxed"]["refused"]
+            .as_str()
+            .unwrap()
+            .contains("sub/.git"),
+        "{last}"
+    );
+    assert_eq!(last["policy"]["unsandboxed"]["bypass_refused"], true);
+}
+
+/// Item 4, config variant: a repository whose git directory the sandbox cannot write
+/// (the workspace's own `.git`, protected read-only) but whose config names a program is
+/// kept in the sandbox too; a clean one still lets the allow rule bypass it.
+#[test]
+fn allow_rule_bypass_depends_on_the_repository_config() {
+    let dirs = Dirs::new();
+    dirs.config("");
+    let rules = dirs.rules(
+        "git.rules",
+        "prefix_rule(pattern=[\"git\", \"status\"], decision=\"allow\")\n",
+    );
+    let rules = rules.to_str().unwrap();
+    let git = |args: &[&str]| {
+        let ok = Command::new("git")
+            .args(args)
+            .current_dir(&dirs.ws)
+            .status()
+            .unwrap();
+        assert!(ok.success());
+    };
+    git(&["init", "-q"]);
+    let out = dirs.exec(&["-r", rules, "-a", "never", "--", "git", "status"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(
+        dirs.audit().last().unwrap()["attempts"][0]["sandbox"],
+        "none"
+    );
+    let marker = dirs.outside_file("pager-ran");
+    git(&["config", "core.pager", &format!("touch {marker}; cat")]);
+    let out = dirs.exec(&["-r", rules, "-a", "never", "--", "git", "status"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let last = dirs.audit().last().unwrap().clone();
+    assert_eq!(last["attempts"][0]["sandbox"], "linuxSeccomp", "{last}");
+    assert!(
+        last["policy"]["unsandboxed"]["refused"]
+            .as_str()
+            .unwrap()
+            .contains("core.pager"),
+        "{last}"
+    );
+}
+
+/// Item 4, `[exec_policy] allow_rules_bypass_sandbox = false`: an allow rule skips the
+/// prompt but not the sandbox; build tools sent outside by a rule are called out.
+#[test]
+fn allow_rules_can_be_kept_from_bypassing_the_sandbox() {
+    let dirs = Dirs::new();
+    let rules = dirs.rules(
+        "touch.rules",
+        "prefix_rule(pattern=[\"touch\"], decision=\"allow\")\nprefix_rule(pattern=[\"make\"], decision=\"allow\")\n",
+    );
+    let rules = rules.to_str().unwrap();
+    let target = dirs.outside_file("touched");
+    dirs.config("");
+    let out = dirs.exec(&["-r", rules, "-a", "never", "--", "touch", &target]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        exists(&target),
+        "by default an allow rule bypasses the sandbox"
+    );
+    std::fs::remove_file(&target).unwrap();
+    dirs.config("[exec_policy]\nallow_rules_bypass_sandbox = false\n");
+    let out = dirs.exec(&["-v", "-r", rules, "-a", "never", "--", "touch", &target]);
+    assert!(!exists(&target), "the rule skipped only the prompt");
+    assert!(
+        stderr(&out).contains("allow_rules_bypass_sandbox = false"),
+        "{}",
+        stderr(&out)
+    );
+    dirs.config("");
+    let explained = airlock(
+        &dirs,
+        &["explain", "-r", rules, "-a", "never", "--", "make", "all"],
+        &[],
+    );
+    let text = String::from_utf8_lossy(&explained.stdout);
+    assert!(
+        text.contains("runs workspace code unconfined: `make all`"),
+        "{text}"
+    );
+}

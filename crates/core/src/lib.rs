@@ -24,6 +24,7 @@ pub mod process;
 pub mod session;
 pub mod session_config;
 pub mod shell_runtime;
+pub mod unsandboxed;
 
 pub use exec_policy_manager::{ExecPolicyManager, ExecPolicySources, PolicyState};
 pub use requirement::{

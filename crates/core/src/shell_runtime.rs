@@ -84,6 +84,10 @@ impl Approvable<ShellRequest> for ShellRuntime {
         }
     }
 
+    fn unsandboxed_refusal(&self, req: &ShellRequest) -> Option<String> {
+        req.requirement.unsandboxed.refused.clone()
+    }
+
     fn approval_action(
         &self,
         req: &ShellRequest,

@@ -77,6 +77,24 @@ pub fn render(record: &AuditRecord) -> String {
     if let Some(no_retry) = record.trace.no_retry {
         let _ = writeln!(out, "  not retried: {}", no_retry.describe());
     }
+    if let Some(refused) = &record.trace.unsandboxed_refused {
+        let _ = writeln!(out, "  kept in the sandbox: {refused}");
+    }
+    if let Some(policy) = &record.policy {
+        if policy.unsandboxed.bypass_refused
+            && let Some(refused) = &policy.unsandboxed.refused
+        {
+            let _ = writeln!(out, "  kept in the sandbox: {refused}");
+        }
+        if policy.unsandboxed.bypass_disabled_by_config {
+            out.push_str(
+                "  kept in the sandbox: `[exec_policy] allow_rules_bypass_sandbox = false`\n",
+            );
+        }
+        for note in &policy.unsandboxed.notes {
+            let _ = writeln!(out, "  runs workspace code unconfined: {note}");
+        }
+    }
     out.push_str("airlock: outcome\n");
     let _ = writeln!(
         out,

@@ -191,11 +191,19 @@ impl ToolOrchestrator {
             }
         };
         // Step 4: first-attempt override.
-        let sandbox_override = sandbox_override_for_first_attempt(
+        let mut sandbox_override = sandbox_override_for_first_attempt(
             tool.sandbox_permissions(req),
             &requirement,
             &inputs.fs_policy,
         );
+        let refusal = tool.unsandboxed_refusal(req);
+        if sandbox_override == SandboxOverride::BypassSandboxFirstAttempt
+            && let Some(reason) = &refusal
+        {
+            // Issue 11: it stays confined, and the record says why.
+            sandbox_override = SandboxOverride::NoOverride;
+            trace.unsandboxed_refused = Some(reason.clone());
+        }
         trace.first_attempt_override = Some(sandbox_override);
         // Step 5: the first attempt.
         let preference = tool.sandbox_preference();
@@ -246,6 +254,15 @@ impl ToolOrchestrator {
             denial_observed: evidence == DenialEvidence::Observed,
         };
         let plan = match plan_retry(&facts, &output) {
+            Ok(plan) if !plan.keep_sandbox && refusal.is_some() => {
+                trace.unsandboxed_refused.clone_from(&refusal);
+                trace.no_retry = Some(super::trace::NoRetryReason::PlantedCode);
+                return Err(ToolError::SandboxDenied {
+                    output,
+                    network,
+                    evidence,
+                });
+            }
             Ok(plan) => plan,
             Err(reason) => {
                 trace.no_retry = Some(reason);

@@ -87,6 +87,9 @@ pub enum NoRetryReason {
     PolicyDisallowsUnsandboxedApproval,
     /// The filesystem policy has deny-read entries (spec README invariant 2).
     DenyReadIsSticky,
+    /// Outside the sandbox it would run code a sandboxed command could have planted (see
+    /// [`CallTrace::unsandboxed_refused`]; issue 11).
+    PlantedCode,
 }
 
 impl NoRetryReason {
@@ -103,6 +106,9 @@ impl NoRetryReason {
             }
             Self::DenyReadIsSticky => {
                 "the permission profile denies reads, so it never runs without the sandbox"
+            }
+            Self::PlantedCode => {
+                "outside the sandbox it would run code a sandboxed command could have planted"
             }
         }
     }
@@ -129,6 +135,10 @@ pub struct CallTrace {
     /// Why a denial was not retried.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub no_retry: Option<NoRetryReason>,
+    /// Why a run that would have left the sandbox (allow-rule bypass, escalation, retry)
+    /// stayed in it: it would have run code a sandboxed command could have planted.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unsandboxed_refused: Option<String>,
     /// Prefix rules accepted with `approved_execpolicy_amendment` (persisted by the approval
     /// layer before delivery; a failure to persist is a warning event).
     pub amendments: Vec<Vec<String>>,
@@ -149,6 +159,7 @@ impl CallTrace {
             attempts: Vec::new(),
             retry_reason: None,
             no_retry: None,
+            unsandboxed_refused: None,
             amendments: Vec::new(),
             duration_ms: 0,
         }

@@ -1,0 +1,218 @@
+//! Before a command leaves the sandbox (an allow rule's bypass, an approved escalation,
+//! an unsandboxed retry): could it run something a sandboxed command planted? (issue 11
+//! item 4.)
+//!
+//! Everything a confined run can write is hostile input to what later runs outside the
+//! sandbox. Two kinds of programs read such input from their working tree:
+//! - `git`, which runs programs named by its repository's configuration and hooks: the
+//!   repository git would use is found ([`git_repo`]) and, when it could carry planted
+//!   code, the run stays in the sandbox ([`UnsandboxedReview::refused`]);
+//! - build tools, which run workspace code by design (`cargo build`, `make`, `npm run`):
+//!   nothing can make them safe, so the review only says so ([`UnsandboxedReview::notes`]),
+//!   for `explain`, `-v` and the audit record.
+
+pub mod git_config;
+pub mod git_repo;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use airlock_permissions::{FileSystemPolicyQueries, ResolveContext};
+use airlock_protocol::FileSystemSandboxPolicy;
+use airlock_shell::ParsedCommand;
+use serde::Serialize;
+
+/// What the review found for one command.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct UnsandboxedReview {
+    /// Why the command must not run outside the sandbox, if it must not.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub refused: Option<String>,
+    /// Notes on programs that run workspace code when they run outside the sandbox.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
+    /// Set when `[exec_policy] allow_rules_bypass_sandbox = false` kept an allow rule from
+    /// skipping the sandbox.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub bypass_disabled_by_config: bool,
+    /// Set when [`Self::refused`] kept an allow rule's bypass from skipping the sandbox.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub bypass_refused: bool,
+}
+
+impl UnsandboxedReview {
+    /// Nothing found.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.refused.is_none() && self.notes.is_empty() && !self.bypass_disabled_by_config
+    }
+}
+
+/// Where the command runs and what the sandbox could have written.
+pub struct ReviewContext<'a> {
+    /// The command's working directory (absolute).
+    pub cwd: &'a Path,
+    /// The command's environment (`GIT_DIR`, `HOME` are read).
+    pub env: &'a BTreeMap<String, String>,
+    /// The filesystem policy the sandboxed runs of this session use.
+    pub fs_policy: &'a FileSystemSandboxPolicy,
+}
+
+/// Programs that run code from their working tree by design (build scripts, Makefiles,
+/// package scripts, test suites, task runners).
+const BUILD_TOOLS: &[&str] = &[
+    "cargo", "make", "gmake", "cmake", "ninja", "meson", "npm", "npx", "yarn", "pnpm", "bun",
+    "node", "deno", "pip", "pip3", "poetry", "uv", "tox", "nox", "pytest", "go", "gradle",
+    "gradlew", "mvn", "mvnw", "ant", "sbt", "bazel", "bazelisk", "just", "rake", "bundle",
+    "composer", "mix", "dotnet", "swift", "python", "python3", "ruby", "perl", "php", "direnv",
+];
+
+/// Reviews every command the shell could run (the deny view), tracking `cd`.
+#[must_use]
+pub fn review_command(parsed: &ParsedCommand, ctx: &ReviewContext<'_>) -> UnsandboxedReview {
+    let mut review = UnsandboxedReview::default();
+    let writable_roots = ctx
+        .fs_policy
+        .get_writable_roots(&ResolveContext::new(ctx.cwd));
+    let writable = |path: &Path| {
+        writable_roots.iter().any(|root| {
+            path.starts_with(&root.root)
+                && !root
+                    .read_only_subpaths
+                    .iter()
+                    .any(|protected| path.starts_with(protected))
+        })
+    };
+    let home = ctx.env.get("HOME").map(PathBuf::from);
+    // Every directory the commands may run in so far (`None`: one we cannot tell).
+    let mut dirs: Vec<Option<PathBuf>> = vec![Some(ctx.cwd.to_path_buf())];
+    for argv in parsed.inner_argvs() {
+        let Some(program) = argv.first() else {
+            continue;
+        };
+        let name = Path::new(program)
+            .file_name()
+            .map_or_else(|| program.clone(), |n| n.to_string_lossy().into_owned());
+        match name.as_str() {
+            "cd" | "pushd" => dirs.push(cd_target(
+                argv,
+                dirs.last().cloned().flatten(),
+                home.as_deref(),
+            )),
+            "git" if review.refused.is_none() => {
+                review.refused = dirs.iter().find_map(|dir| {
+                    git_refusal(argv, dir.as_deref(), ctx, &writable, home.as_deref())
+                });
+            }
+            other if BUILD_TOOLS.contains(&other) => {
+                let note = format!(
+                    "`{}` runs code from its working tree (build scripts, configuration, package scripts), which a sandboxed command could have written; outside the sandbox that code runs unconfined",
+                    argv.join(" ")
+                );
+                if !review.notes.contains(&note) {
+                    review.notes.push(note);
+                }
+            }
+            _ => {}
+        }
+    }
+    review
+}
+
+/// Where `cd ARGS` goes from `current`; `None` when it cannot be told (`cd -`, an
+/// expansion, an unknown start).
+fn cd_target(argv: &[String], current: Option<PathBuf>, home: Option<&Path>) -> Option<PathBuf> {
+    let target = argv
+        .iter()
+        .skip(1)
+        .find(|arg| !arg.starts_with('-') || *arg == "-");
+    match target.map(String::as_str) {
+        None => home.map(Path::to_path_buf),
+        Some(t) if t == "-" || t.contains('$') || t.contains('`') || t.starts_with('~') => None,
+        Some(t) => current.map(|dir| dir.join(t)),
+    }
+}
+
+fn git_refusal(
+    argv: &[String],
+    dir: Option<&Path>,
+    ctx: &ReviewContext<'_>,
+    writable: &dyn Fn(&Path) -> bool,
+    home: Option<&Path>,
+) -> Option<String> {
+    let Some(dir) = dir else {
+        return Some(format!(
+            "`{}` may run in a directory Airlock cannot determine, so its repository cannot be checked for planted configuration",
+            argv.join(" ")
+        ));
+    };
+    let location = git_repo::locate(argv, dir, ctx.env.get("GIT_DIR").map(String::as_str));
+    let found = git_repo::discover(&location).and_then(|repo| match repo {
+        Some(repo) => git_repo::check_repository(&repo, writable, home),
+        None => Ok(()),
+    });
+    found.err().map(|git_repo::Unsafe(why)| {
+        format!(
+            "`{}` would use a repository a sandboxed command could have planted code in: {why}",
+            argv.join(" ")
+        )
+    })
+}
+
+/// `[exec_policy] allow_rules_bypass_sandbox` (default `true`): `false` makes allow rules
+/// skip only the prompt, never the sandbox.
+///
+/// # Errors
+/// The config file, key and fix when the value is not a boolean.
+pub fn allow_rules_bypass_sandbox(
+    config: &airlock_permissions::AirlockConfig,
+) -> Result<bool, String> {
+    match config
+        .table
+        .get("exec_policy")
+        .and_then(|section| section.get("allow_rules_bypass_sandbox"))
+    {
+        None => Ok(true),
+        Some(toml::Value::Boolean(value)) => Ok(*value),
+        Some(other) => Err(format!(
+            "{}: invalid `exec_policy.allow_rules_bypass_sandbox`: {other} is not true or false",
+            config.origin
+        )),
+    }
+}
+
+/// Applies `review` to a requirement: an allow rule's `Skip { bypass_sandbox: true }`
+/// becomes a sandboxed `Skip` when the review refused the bypass or `allow_bypass` is
+/// false. Returns the review with `bypass_disabled_by_config` set when that applied, and
+/// its build-tool notes only when the command may still run outside the sandbox (a
+/// bypass, or an escalation request: `escalation`).
+pub fn apply_review(
+    requirement: &mut airlock_protocol::ExecApprovalRequirement,
+    mut review: UnsandboxedReview,
+    allow_bypass: bool,
+    escalation: bool,
+) -> UnsandboxedReview {
+    if let airlock_protocol::ExecApprovalRequirement::Skip { bypass_sandbox, .. } = requirement
+        && *bypass_sandbox
+    {
+        if !allow_bypass {
+            review.bypass_disabled_by_config = true;
+            *bypass_sandbox = false;
+        } else if review.refused.is_some() {
+            review.bypass_refused = true;
+            *bypass_sandbox = false;
+        }
+    }
+    let leaves_sandbox = matches!(
+        requirement,
+        airlock_protocol::ExecApprovalRequirement::Skip {
+            bypass_sandbox: true,
+            ..
+        }
+    ) || (escalation && review.refused.is_none());
+    if !leaves_sandbox {
+        review.notes.clear();
+    }
+    // A refusal is kept either way: an unsandboxed retry after a denial must not run it.
+    review
+}
