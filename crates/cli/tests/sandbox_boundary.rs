@@ -344,3 +344,61 @@ fn allow_rules_can_be_kept_from_bypassing_the_sandbox() {
         "{text}"
     );
 }
+
+/// Item 7. A root-owned set-id file must not be plantable on the host by any creating
+/// call: `open(dir, O_TMPFILE, 06755)` + `linkat` (the mode is set at creation, no chmod
+/// follows), `open(O_CREAT, 04755)`, `mkdir(02755)` and `chmod`. Runs python3 under the
+/// real sandbox and inspects the host afterwards.
+#[test]
+fn no_set_id_file_can_be_planted_by_any_creating_call() {
+    if Command::new("python3").arg("--version").output().is_err() {
+        eprintln!("skipped: python3 is not installed");
+        return;
+    }
+    let dirs = Dirs::new();
+    dirs.config("");
+    let script = r#"
+import ctypes, os
+libc = ctypes.CDLL(None, use_errno=True)
+AT_FDCWD, AT_SYMLINK_FOLLOW = -100, 0x400
+results = []
+def attempt(name, action):
+    try:
+        action()
+        results.append(name + ":done")
+    except OSError as error:
+        results.append(name + ":" + type(error).__name__)
+def tmpfile():
+    fd = os.open(".", os.O_TMPFILE | os.O_WRONLY, 0o6755)
+    # linkat(2) following the /proc magic link gives the unnamed file a name.
+    src = ("/proc/self/fd/%d" % fd).encode()
+    if libc.linkat(AT_FDCWD, src, AT_FDCWD, b"tmpfile-linked", AT_SYMLINK_FOLLOW) != 0:
+        raise OSError(ctypes.get_errno(), "linkat")
+attempt("tmpfile", tmpfile)
+attempt("creat", lambda: os.close(os.open("created", os.O_CREAT | os.O_WRONLY, 0o4755)))
+attempt("mkdir", lambda: os.mkdir("dir", 0o2755))
+open("plain", "w").close()
+attempt("chmod", lambda: os.chmod("plain", 0o4755))
+print(" ".join(results))
+"#;
+    let out = airlock(&dirs, &["sandbox", "--", "python3", "-c", script], &[]);
+    let printed = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{printed} {}", stderr(&out));
+    for name in ["tmpfile", "creat", "chmod"] {
+        assert!(
+            printed.contains(&format!("{name}:PermissionError")),
+            "{name} must be refused: {printed}"
+        );
+    }
+    for entry in std::fs::read_dir(&dirs.ws).unwrap() {
+        let entry = entry.unwrap();
+        let mode =
+            std::os::unix::fs::PermissionsExt::mode(&entry.metadata().unwrap().permissions());
+        assert_eq!(
+            mode & 0o6000,
+            0,
+            "{} has a set-id bit on the host ({mode:o}); sandbox said {printed}",
+            entry.path().display()
+        );
+    }
+}
