@@ -402,3 +402,64 @@ print(" ".join(results))
         );
     }
 }
+
+/// Plants `sub/.git` with a `core.fsmonitor` that writes `marker`, from inside the sandbox.
+fn plant_fsmonitor_repository(dirs: &Dirs, marker: &str) {
+    let plant = format!("git init -q sub && git -C sub config core.fsmonitor 'touch {marker}'");
+    let planted = dirs.exec(&["-a", "never", "--", "sh", "-c", &plant]);
+    assert_eq!(planted.status.code(), Some(0), "{}", stderr(&planted));
+    assert!(exists(dirs.ws.join("sub/.git/config")), "the plant worked");
+}
+
+/// Item 4, the other ways out of the sandbox: an approved escalation request
+/// (`require_escalated`) and the unsandboxed retry after a denial. Neither may run git in
+/// the planted repository unconfined, even with a reviewer that approves everything.
+#[test]
+fn escalations_and_retries_never_run_git_in_a_planted_repository_unconfined() {
+    let dirs = Dirs::new();
+    dirs.config(&dirs.hook("allow"));
+    let marker = dirs.outside_file("fsmonitor-ran");
+    plant_fsmonitor_repository(&dirs, &marker);
+    let escalated = dirs.exec(&[
+        "-v",
+        "-a",
+        "untrusted",
+        "--sandbox-permissions",
+        "require_escalated",
+        "--",
+        "git",
+        "-C",
+        "sub",
+        "status",
+    ]);
+    assert!(!exists(&marker), "the escalation ran the planted fsmonitor");
+    assert!(
+        stderr(&escalated)
+            .contains("kept in the sandbox: `git -C sub status` would use a repository"),
+        "{}",
+        stderr(&escalated)
+    );
+    assert_eq!(
+        dirs.audit().last().unwrap()["attempts"][0]["sandbox"],
+        "linuxSeccomp"
+    );
+    // A denial (here only printed) would normally lead to an unsandboxed retry.
+    let denied = dirs.exec(&[
+        "-v",
+        "-a",
+        "untrusted",
+        "--",
+        "sh",
+        "-c",
+        "git -C sub status; echo 'Operation not permitted' >&2; exit 1",
+    ]);
+    assert!(!exists(&marker), "the retry ran the planted fsmonitor");
+    assert!(
+        stderr(&denied).contains("not retried: outside the sandbox it would run code"),
+        "{}",
+        stderr(&denied)
+    );
+    let last = dirs.audit().last().unwrap().clone();
+    assert_eq!(last["attempts"].as_array().unwrap().len(), 1, "{last}");
+    assert_eq!(last["no_retry"], "planted_code", "{last}");
+}

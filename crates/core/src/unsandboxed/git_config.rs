@@ -315,7 +315,7 @@ mod tests {
             keys(text),
             vec![
                 ("a.b".into(), Some("x # y".into())),
-                ("a.c".into(), Some("one two".into())),
+                ("a.c".into(), Some("one  two".into())),
                 ("a.d".into(), None),
                 ("a.e".into(), Some("q\"\\ tail".into())),
                 ("a.f".into(), Some("x\ty".into())),
