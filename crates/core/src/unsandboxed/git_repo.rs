@@ -227,10 +227,11 @@ fn check_config_file(
             )));
         }
     };
-    if depth > 0 && writable(file) {
+    let resolved = std::fs::canonicalize(file).unwrap_or_else(|_| file.to_path_buf());
+    if writable(file) || writable(&resolved) {
         return Err(Unsafe(format!(
-            "it includes {}, which is writable inside the sandbox",
-            file.display()
+            "its configuration {} is writable inside the sandbox",
+            resolved.display()
         )));
     }
     let entries = parse_config(&text)

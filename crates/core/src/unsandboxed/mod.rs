@@ -84,6 +84,13 @@ pub fn review_command(parsed: &ParsedCommand, ctx: &ReviewContext<'_>) -> Unsand
         })
     };
     let home = ctx.env.get("HOME").map(PathBuf::from);
+    // `GIT_DIR=x git ...`, `env GIT_CONFIG_GLOBAL=x git ...`: the command itself changes
+    // which repository or configuration git reads; not modelled, so refused.
+    let git_assignment = parsed
+        .assignments
+        .iter()
+        .find(|assignment| assignment.name.starts_with("GIT_"))
+        .map(|assignment| assignment.name.clone());
     // Every directory the commands may run in so far (`None`: one we cannot tell).
     let mut dirs: Vec<Option<PathBuf>> = vec![Some(ctx.cwd.to_path_buf())];
     for argv in parsed.inner_argvs() {
@@ -94,15 +101,25 @@ pub fn review_command(parsed: &ParsedCommand, ctx: &ReviewContext<'_>) -> Unsand
             .file_name()
             .map_or_else(|| program.clone(), |n| n.to_string_lossy().into_owned());
         match name.as_str() {
-            "cd" | "pushd" => dirs.push(cd_target(
-                argv,
-                dirs.last().cloned().flatten(),
-                home.as_deref(),
-            )),
+            "cd" | "pushd" => {
+                dirs.push(cd_target(
+                    argv,
+                    dirs.last().cloned().flatten(),
+                    home.as_deref(),
+                ));
+            }
+            // Exec wrappers that change directory before running the wrapped command.
+            "env" | "sudo" | "doas" if changes_directory(argv) => dirs.push(None),
             "git" if review.refused.is_none() => {
-                review.refused = dirs.iter().find_map(|dir| {
-                    git_refusal(argv, dir.as_deref(), ctx, &writable, home.as_deref())
-                });
+                review.refused = match &git_assignment {
+                    Some(name) => Some(format!(
+                        "`{}` runs with `{name}` set by the command itself, which changes the repository or configuration git uses",
+                        argv.join(" ")
+                    )),
+                    None => dirs.iter().find_map(|dir| {
+                        git_refusal(argv, dir.as_deref(), ctx, &writable, home.as_deref())
+                    }),
+                };
             }
             other if BUILD_TOOLS.contains(&other) => {
                 let note = format!(
@@ -117,6 +134,17 @@ pub fn review_command(parsed: &ParsedCommand, ctx: &ReviewContext<'_>) -> Unsand
         }
     }
     review
+}
+
+/// `env -C DIR`, `env --chdir=DIR`, `sudo -D DIR` / `--chdir`: the wrapped command runs
+/// elsewhere (the directory is not tracked: fail closed).
+fn changes_directory(argv: &[String]) -> bool {
+    argv.iter().skip(1).any(|arg| {
+        arg.starts_with("--chdir")
+            || (arg.starts_with('-')
+                && !arg.starts_with("--")
+                && (arg.contains('C') || arg.contains('D')))
+    })
 }
 
 /// Where `cd ARGS` goes from `current`; `None` when it cannot be told (`cd -`, an
@@ -215,4 +243,102 @@ pub fn apply_review(
     }
     // A refusal is kept either way: an unsandboxed retry after a denial must not run it.
     review
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+
+    use super::*;
+    use airlock_protocol::{FileSystemAccessMode, FileSystemSandboxEntry, FileSystemSandboxKind};
+
+    fn argv(words: &[&str]) -> Vec<String> {
+        words.iter().map(|w| (*w).to_owned()).collect()
+    }
+
+    /// A policy writing only `root` (its `.git` protected, as every writable root's).
+    fn writing(root: &Path) -> FileSystemSandboxPolicy {
+        FileSystemSandboxPolicy {
+            kind: FileSystemSandboxKind::Restricted,
+            glob_scan_max_depth: None,
+            entries: vec![
+                FileSystemSandboxEntry::path("/", FileSystemAccessMode::Read),
+                FileSystemSandboxEntry::path(root, FileSystemAccessMode::Write),
+            ],
+        }
+    }
+
+    fn review(words: &[&str], cwd: &Path, policy: &FileSystemSandboxPolicy) -> UnsandboxedReview {
+        let parsed = airlock_shell::parse_command(&argv(words)).unwrap();
+        let env = BTreeMap::new();
+        review_command(
+            &parsed,
+            &ReviewContext {
+                cwd,
+                env: &env,
+                fs_policy: policy,
+            },
+        )
+    }
+
+    fn git_init(dir: &Path) {
+        let ok = std::process::Command::new("git")
+            .args(["init", "-q"])
+            .arg(dir)
+            .status()
+            .unwrap();
+        assert!(ok.success());
+    }
+
+    #[test]
+    fn nested_repositories_in_writable_roots_are_refused_and_cd_is_tracked() {
+        let ws = tempfile::tempdir().unwrap();
+        let ws = std::fs::canonicalize(ws.path()).unwrap();
+        git_init(&ws);
+        git_init(&ws.join("sub"));
+        let policy = writing(&ws);
+        assert_eq!(review(&["git", "status"], &ws, &policy).refused, None);
+        for command in [
+            &["git", "-C", "sub", "status"][..],
+            &["bash", "-lc", "cd sub && git status"],
+            &["bash", "-lc", "cd \"$X\" && git status"],
+            &["env", "-C", "sub", "git", "status"],
+            &["env", "GIT_DIR=sub/.git", "git", "status"],
+        ] {
+            let found = review(command, &ws, &policy);
+            assert!(found.refused.is_some(), "{command:?}");
+        }
+        assert!(
+            review(&["git", "-C", "sub", "status"], &ws, &policy)
+                .refused
+                .unwrap()
+                .contains("sub/.git is writable")
+        );
+    }
+
+    #[test]
+    fn build_tools_get_a_note_and_config_can_turn_bypass_off() {
+        let ws = tempfile::tempdir().unwrap();
+        let policy = writing(ws.path());
+        let found = review(&["bash", "-lc", "cargo build && make"], ws.path(), &policy);
+        assert_eq!(found.notes.len(), 2, "{found:?}");
+        let mut skip = airlock_protocol::ExecApprovalRequirement::Skip {
+            bypass_sandbox: true,
+            proposed_execpolicy_amendment: None,
+        };
+        let applied = apply_review(&mut skip, found.clone(), false, false);
+        assert!(applied.bypass_disabled_by_config && applied.notes.is_empty());
+        assert!(matches!(
+            skip,
+            airlock_protocol::ExecApprovalRequirement::Skip {
+                bypass_sandbox: false,
+                ..
+            }
+        ));
+        let mut skip = airlock_protocol::ExecApprovalRequirement::Skip {
+            bypass_sandbox: true,
+            proposed_execpolicy_amendment: None,
+        };
+        assert_eq!(apply_review(&mut skip, found, true, false).notes.len(), 2);
+    }
 }
