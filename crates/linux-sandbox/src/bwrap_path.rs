@@ -81,7 +81,7 @@ impl BwrapChoice {
     #[must_use]
     pub fn explanation(&self) -> String {
         let origin = match self.source {
-            BwrapSource::Configured => format!("configured by `[{BWRAP_PATH_KEY}]`"),
+            BwrapSource::Configured => "configured by `[sandbox] bwrap_path`".to_owned(),
             BwrapSource::Default => format!(
                 "first existing default location ({}); PATH is never searched",
                 DEFAULT_BWRAP_PATHS.join(", ")
