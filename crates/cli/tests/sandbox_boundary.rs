@@ -203,6 +203,7 @@ fn an_output_only_denial_needs_a_second_approval() {
     assert_eq!(dirs.requests("hook").len(), 2, "the retry was asked for");
     let audit = dirs.audit();
     assert_eq!(audit[0]["attempts"].as_array().unwrap().len(), 1);
+    assert_eq!(audit[0]["attempts"][0]["denial_evidence"], "output_only");
 }
 
 /// Item 4. Step 1: a sandboxed run creates `sub/.git` whose `core.fsmonitor` writes a

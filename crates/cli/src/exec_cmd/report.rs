@@ -49,9 +49,12 @@ pub fn render(record: &AuditRecord) -> String {
     for attempt in &record.trace.attempts {
         let ending = match (&attempt.error, attempt.exit_code) {
             (Some(error), _) => format!("not started: {error}"),
-            (None, Some(code)) if attempt.sandbox_denied => {
-                format!("exit {code}, blocked by the sandbox")
-            }
+            (None, Some(code)) if attempt.sandbox_denied => match attempt.denial_evidence {
+                Some(airlock_core::orchestrator::DenialEvidence::OutputOnly) => format!(
+                    "exit {code}, blocked by the sandbox (as its output says; a retry without the sandbox is asked for again)"
+                ),
+                _ => format!("exit {code}, blocked by the sandbox"),
+            },
             (None, Some(code)) => format!("exit {code}"),
             (None, None) => "no result".to_owned(),
         };

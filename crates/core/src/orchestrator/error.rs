@@ -40,7 +40,8 @@ pub enum ToolError {
 }
 
 /// Why a run counts as a sandbox denial (spec 07 step 6).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
 pub enum DenialEvidence {
     /// Inferred from the command's output text or exit code (spec 05 §Denial detection),
     /// which the command controls: the unsandboxed retry is always asked again.

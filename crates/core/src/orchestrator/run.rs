@@ -416,9 +416,12 @@ async fn run_attempt<Req, T: ToolRuntime<Req>>(
     record.duration_ms = millis(started);
     match &result {
         Ok(output) => record.exit_code = Some(output.exit_code),
-        Err(ToolError::SandboxDenied { output, .. }) => {
+        Err(ToolError::SandboxDenied {
+            output, evidence, ..
+        }) => {
             record.exit_code = Some(output.exit_code);
             record.sandbox_denied = true;
+            record.denial_evidence = Some(*evidence);
         }
         Err(error) => record.error = Some(error.to_string()),
     }

@@ -52,6 +52,10 @@ pub struct AttemptRecord {
     pub exit_code: Option<i32>,
     /// Whether the failure was attributed to the sandbox (spec 05 §Denial detection).
     pub sandbox_denied: bool,
+    /// For a denial: whether Airlock observed it or only the command's output says so
+    /// (an output-only denial never skips the retry's approval, spec 07 step 6).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub denial_evidence: Option<super::DenialEvidence>,
     /// Why the process could not be started, when it could not.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
@@ -69,6 +73,7 @@ impl AttemptRecord {
             sandbox_requested: attempt.sandbox_requested,
             exit_code: None,
             sandbox_denied: false,
+            denial_evidence: None,
             error: None,
             duration_ms: 0,
         }
