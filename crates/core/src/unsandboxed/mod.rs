@@ -6,7 +6,8 @@
 //! sandbox. Two kinds of programs read such input from their working tree:
 //! - `git`, which runs programs named by its repository's configuration and hooks: the
 //!   repository git would use is found ([`git_repo`]) and, when it could carry planted
-//!   code, the run stays in the sandbox ([`UnsandboxedReview::refused`]);
+//!   code, the run stays in the sandbox ([`UnsandboxedReview::refused`]); Mercurial (`hg`,
+//!   `.hg/hgrc` hooks and extensions) likewise;
 //! - build tools, which run workspace code by design (`cargo build`, `make`, `npm run`):
 //!   nothing can make them safe, so the review only says so ([`UnsandboxedReview::notes`]),
 //!   for `explain`, `-v` and the audit record.
@@ -61,10 +62,50 @@ pub struct ReviewContext<'a> {
 /// Programs that run code from their working tree by design (build scripts, Makefiles,
 /// package scripts, test suites, task runners).
 const BUILD_TOOLS: &[&str] = &[
-    "cargo", "make", "gmake", "cmake", "ninja", "meson", "npm", "npx", "yarn", "pnpm", "bun",
-    "node", "deno", "pip", "pip3", "poetry", "uv", "tox", "nox", "pytest", "go", "gradle",
-    "gradlew", "mvn", "mvnw", "ant", "sbt", "bazel", "bazelisk", "just", "rake", "bundle",
-    "composer", "mix", "dotnet", "swift", "python", "python3", "ruby", "perl", "php", "direnv",
+    "cargo",
+    "make",
+    "gmake",
+    "cmake",
+    "ninja",
+    "meson",
+    "npm",
+    "npx",
+    "yarn",
+    "pnpm",
+    "bun",
+    "node",
+    "deno",
+    "pip",
+    "pip3",
+    "poetry",
+    "uv",
+    "tox",
+    "nox",
+    "pytest",
+    "go",
+    "gradle",
+    "gradlew",
+    "mvn",
+    "mvnw",
+    "ant",
+    "sbt",
+    "bazel",
+    "bazelisk",
+    "just",
+    "rake",
+    "bundle",
+    "composer",
+    "mix",
+    "dotnet",
+    "swift",
+    "python",
+    "python3",
+    "ruby",
+    "perl",
+    "php",
+    "direnv",
+    "pre-commit",
+    "lefthook",
 ];
 
 /// Reviews every command the shell could run (the deny view), tracking `cd`.
@@ -120,6 +161,11 @@ pub fn review_command(parsed: &ParsedCommand, ctx: &ReviewContext<'_>) -> Unsand
                         git_refusal(argv, dir.as_deref(), ctx, &writable, home.as_deref())
                     }),
                 };
+            }
+            "hg" if review.refused.is_none() => {
+                review.refused = dirs
+                    .iter()
+                    .find_map(|dir| hg_refusal(argv, dir.as_deref(), &writable));
             }
             other if BUILD_TOOLS.contains(&other) => {
                 let note = format!(
@@ -183,6 +229,45 @@ fn git_refusal(
         format!(
             "`{}` would use a repository a sandboxed command could have planted code in: {why}",
             argv.join(" ")
+        )
+    })
+}
+
+/// Mercurial runs `[hooks]` and `[extensions]` from the repository's `.hg/hgrc`: the
+/// nearest `.hg` above `dir` must not be writable in the sandbox nor carry an `hgrc`
+/// (not parsed: any repository configuration counts, fail closed).
+fn hg_refusal(
+    argv: &[String],
+    dir: Option<&Path>,
+    writable: &dyn Fn(&Path) -> bool,
+) -> Option<String> {
+    let refuse = |why: String| Some(format!("`{}` {why}", argv.join(" ")));
+    let Some(dir) = dir else {
+        return refuse("may run in a directory Airlock cannot determine".into());
+    };
+    if argv
+        .iter()
+        .any(|arg| arg == "-R" || arg.starts_with("--repository") || arg == "--cwd")
+    {
+        return refuse(
+            "names its repository itself (-R/--repository/--cwd), which is not checked".into(),
+        );
+    }
+    let dot_hg = dir
+        .ancestors()
+        .map(|d| d.join(".hg"))
+        .find(|p| p.is_dir())?;
+    if writable(&dot_hg) {
+        return refuse(format!(
+            "would use {}, which is writable inside the sandbox",
+            dot_hg.display()
+        ));
+    }
+    dot_hg.join("hgrc").exists().then(|| {
+        format!(
+            "`{}` would read {}, which can run hooks and extensions",
+            argv.join(" "),
+            dot_hg.join("hgrc").display()
         )
     })
 }
@@ -313,6 +398,38 @@ mod tests {
                 .refused
                 .unwrap()
                 .contains("sub/.git is writable")
+        );
+    }
+
+    #[test]
+    fn mercurial_repositories_are_checked_too() {
+        let ws = tempfile::tempdir().unwrap();
+        let ws = std::fs::canonicalize(ws.path()).unwrap();
+        std::fs::create_dir_all(ws.join("sub/.hg")).unwrap();
+        let policy = writing(&ws);
+        let found = review(&["hg", "status"], &ws.join("sub"), &policy);
+        assert!(
+            found
+                .refused
+                .unwrap()
+                .contains("writable inside the sandbox")
+        );
+        let outside = writing(Path::new("/nonexistent-root"));
+        assert_eq!(
+            review(&["hg", "status"], &ws.join("sub"), &outside).refused,
+            None
+        );
+        std::fs::write(
+            ws.join("sub/.hg/hgrc"),
+            "[hooks]
+update = x
+",
+        )
+        .unwrap();
+        assert!(
+            review(&["hg", "status"], &ws.join("sub"), &outside)
+                .refused
+                .is_some()
         );
     }
 
