@@ -116,6 +116,21 @@ fn a_configured_bwrap_the_sandbox_could_replace_is_refused() {
             assert!(!exists(dirs.ws.join("inside.txt")), "nothing ran");
             assert!(!exists(&marker), "the configured fake never ran");
         }
+        let doctor = airlock(&dirs, &["doctor", "--json"], &[]);
+        assert_eq!(doctor.status.code(), Some(1), "doctor fails");
+        let checks: serde_json::Value = serde_json::from_slice(&doctor.stdout).unwrap();
+        let bwrap = &checks[0];
+        assert_eq!(bwrap["check"], "bubblewrap");
+        assert_eq!(bwrap["ok"], false);
+        assert!(
+            bwrap["detail"].as_str().unwrap().contains(expected),
+            "{bwrap}"
+        );
+        assert!(
+            bwrap["fix"].as_str().unwrap().contains("bwrap_path"),
+            "{bwrap}"
+        );
+        assert!(!exists(&marker), "doctor never ran the configured fake");
     }
 }
 

@@ -22,9 +22,6 @@ use airlock_protocol::FileSystemSandboxPolicy;
 /// order (Debian/Ubuntu install `/usr/bin/bwrap`).
 pub const DEFAULT_BWRAP_PATHS: [&str; 3] = ["/usr/bin/bwrap", "/usr/local/bin/bwrap", "/bin/bwrap"];
 
-/// The config key naming the bubblewrap executable (`[sandbox] bwrap_path`).
-pub const BWRAP_PATH_KEY: &str = "sandbox.bwrap_path";
-
 /// bubblewrap is missing or cannot be trusted. Nothing runs when this is returned.
 #[derive(Debug, thiserror::Error)]
 pub enum BwrapError {
