@@ -14,6 +14,7 @@
 
 pub mod git_config;
 pub mod git_repo;
+mod hg_repo;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -165,7 +166,7 @@ pub fn review_command(parsed: &ParsedCommand, ctx: &ReviewContext<'_>) -> Unsand
             "hg" if review.refused.is_none() => {
                 review.refused = dirs
                     .iter()
-                    .find_map(|dir| hg_refusal(argv, dir.as_deref(), &writable));
+                    .find_map(|dir| hg_repo::hg_refusal(argv, dir.as_deref(), &writable));
             }
             other if BUILD_TOOLS.contains(&other) => {
                 let note = format!(
@@ -229,45 +230,6 @@ fn git_refusal(
         format!(
             "`{}` would use a repository a sandboxed command could have planted code in: {why}",
             argv.join(" ")
-        )
-    })
-}
-
-/// Mercurial runs `[hooks]` and `[extensions]` from the repository's `.hg/hgrc`: the
-/// nearest `.hg` above `dir` must not be writable in the sandbox nor carry an `hgrc`
-/// (not parsed: any repository configuration counts, fail closed).
-fn hg_refusal(
-    argv: &[String],
-    dir: Option<&Path>,
-    writable: &dyn Fn(&Path) -> bool,
-) -> Option<String> {
-    let refuse = |why: String| Some(format!("`{}` {why}", argv.join(" ")));
-    let Some(dir) = dir else {
-        return refuse("may run in a directory Airlock cannot determine".into());
-    };
-    if argv
-        .iter()
-        .any(|arg| arg == "-R" || arg.starts_with("--repository") || arg == "--cwd")
-    {
-        return refuse(
-            "names its repository itself (-R/--repository/--cwd), which is not checked".into(),
-        );
-    }
-    let dot_hg = dir
-        .ancestors()
-        .map(|d| d.join(".hg"))
-        .find(|p| p.is_dir())?;
-    if writable(&dot_hg) {
-        return refuse(format!(
-            "would use {}, which is writable inside the sandbox",
-            dot_hg.display()
-        ));
-    }
-    dot_hg.join("hgrc").exists().then(|| {
-        format!(
-            "`{}` would read {}, which can run hooks and extensions",
-            argv.join(" "),
-            dot_hg.join("hgrc").display()
         )
     })
 }
