@@ -164,7 +164,9 @@ fn run_sandbox(args: SandboxArgs) -> anyhow::Result<i32> {
                 );
                 return Ok(0);
             }
-            Ok(airlock_linux_sandbox::run_helper_with_env(
+            // Nobody above this process can tell bubblewrap's set-up failure from the
+            // command's exit code, so the helper waits and reports it (exit 125).
+            Ok(airlock_linux_sandbox::run_helper_reporting_setup(
                 &helper,
                 Some(&env),
             )?)

@@ -479,3 +479,35 @@ fn escalations_and_retries_never_run_git_in_a_planted_repository_unconfined() {
     assert_eq!(last["attempts"].as_array().unwrap().len(), 1, "{last}");
     assert_eq!(last["no_retry"], "planted_code", "{last}");
 }
+
+/// Item 5 for `airlock sandbox`, which has no launcher above it: bubblewrap's own set-up
+/// failure (no user namespaces) is exit 125 with "could not start the sandbox", never the
+/// command's status, and the command did not run.
+#[test]
+fn airlock_sandbox_reports_a_set_up_failure_as_125() {
+    let dirs = Dirs::new();
+    dirs.config("");
+    let marker = dirs.outside_file("ran");
+    let out = Command::new("unshare")
+        .args(["--user", "--map-root-user", "sh", "-c"])
+        .arg("echo 0 > /proc/sys/user/max_user_namespaces && exec \"$@\"")
+        .arg("sh")
+        .arg(airlock_bin())
+        .args(["sandbox", "--", "touch", &marker])
+        .current_dir(&dirs.ws)
+        .env("AIRLOCK_HOME", &dirs.home)
+        .output()
+        .unwrap();
+    if stderr(&out).contains("unshare: ") {
+        eprintln!("skipped: this host cannot create user namespaces for the test harness");
+        return;
+    }
+    assert_eq!(out.status.code(), Some(REFUSED), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("bwrap: Creating new namespace failed")
+            && stderr(&out).contains("could not start the sandbox: bubblewrap exited with code 1"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(!exists(&marker));
+}

@@ -74,6 +74,15 @@ pub enum LaunchError {
         /// Why.
         source: std::io::Error,
     },
+    /// bubblewrap ran but exited before starting the command (its own message, printed
+    /// on stderr, says why): namespaces, mounts or seccomp could not be set up.
+    #[error(
+        "could not start the sandbox: bubblewrap exited with code {code} before starting the command (its message is above); nothing ran. Run `airlock doctor` to see what this host is missing and how to fix it"
+    )]
+    BwrapSetup {
+        /// bubblewrap's exit code.
+        code: i32,
+    },
     /// `exec` (or spawn) of bubblewrap failed.
     #[error("could not start {program}: {source}")]
     Exec {
@@ -336,7 +345,7 @@ pub fn run_helper_with_env(
     args: &HelperArgs,
     base_env: Option<&[(OsString, OsString)]>,
 ) -> Result<i32, LaunchError> {
-    let result = launch_confined(args, base_env);
+    let result = launch_confined(args, base_env, None);
     if let (Err(error), Some(fd)) = (&result, args.status_fd)
         && !matches!(error, LaunchError::CommandExec { .. })
     {
@@ -345,9 +354,27 @@ pub fn run_helper_with_env(
     result
 }
 
+/// [`run_helper_with_env`] for a caller that has no launcher above it to tell a set-up
+/// failure from the command's own exit code (`airlock sandbox`): bubblewrap is spawned and
+/// waited for instead of exec'd, with a status pipe (see [`crate::status`]), and a
+/// bubblewrap that exits before starting the command is [`LaunchError::BwrapSetup`].
+///
+/// # Errors
+/// [`LaunchError`] before the command ran.
+pub fn run_helper_reporting_setup(
+    args: &HelperArgs,
+    base_env: Option<&[(OsString, OsString)]>,
+) -> Result<i32, LaunchError> {
+    let pipe = crate::status::StatusPipe::open().map_err(LaunchError::Prepare)?;
+    let mut watched = args.clone();
+    watched.status_fd = pipe.writer_fd();
+    launch_confined(&watched, base_env, Some(pipe))
+}
+
 fn launch_confined(
     args: &HelperArgs,
     base_env: Option<&[(OsString, OsString)]>,
+    watch: Option<crate::status::StatusPipe>,
 ) -> Result<i32, LaunchError> {
     let policy = file_system_sandbox_policy(&args.permission_profile);
     let network = network_sandbox_policy(&args.permission_profile);
@@ -386,7 +413,7 @@ fn launch_confined(
     let mut command = Command::new(&launch.bwrap);
     command.args(&launch.args);
     set_env(&mut command, base_env, &env);
-    if launch.created_mount_points.is_empty() {
+    if launch.created_mount_points.is_empty() && watch.is_none() {
         let source = command.exec();
         return Err(LaunchError::Exec {
             program: launch.bwrap.display().to_string(),
@@ -394,9 +421,20 @@ fn launch_confined(
         });
     }
     // Placeholder mount points are created on the host; wait so they can be removed.
-    let guard =
-        PlaceholderGuard::acquire(&launch.created_mount_points).map_err(LaunchError::Prepare)?;
-    let mut child = command.spawn().map_err(|source| LaunchError::Exec {
+    let guard = if launch.created_mount_points.is_empty() {
+        None
+    } else {
+        Some(
+            PlaceholderGuard::acquire(&launch.created_mount_points)
+                .map_err(LaunchError::Prepare)?,
+        )
+    };
+    let spawned = command.spawn();
+    let mut watch = watch;
+    if let Some(pipe) = watch.as_mut() {
+        pipe.close_writer();
+    }
+    let mut child = spawned.map_err(|source| LaunchError::Exec {
         program: launch.bwrap.display().to_string(),
         source,
     })?;
@@ -406,8 +444,14 @@ fn launch_confined(
         source,
     })?;
     drop(launch.fds);
-    guard.release();
-    Ok(exit_code(status))
+    if let Some(guard) = guard {
+        guard.release();
+    }
+    let code = exit_code(status);
+    match watch.map(|pipe| pipe.report("")) {
+        None | Some(crate::status::LaunchReport::Started) => Ok(code),
+        Some(_) => Err(LaunchError::BwrapSetup { code }),
+    }
 }
 
 fn exit_code(status: std::process::ExitStatus) -> i32 {

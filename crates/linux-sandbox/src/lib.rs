@@ -51,5 +51,5 @@ pub use args::{HELPER_SUBCOMMAND, HelperArgs};
 #[cfg(target_os = "linux")]
 pub use launch::{
     DescriptorContent, LaunchDescription, LaunchError, describe_launch, run_helper,
-    run_helper_with_env, sandbox_env,
+    run_helper_reporting_setup, run_helper_with_env, sandbox_env,
 };
