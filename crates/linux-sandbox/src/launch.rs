@@ -1,5 +1,7 @@
 //! The helper's outer stage: decide how to confine, build the bubblewrap command and
-//! replace this process with it (spec 05 §Linux).
+//! replace this process with it (spec 05 §Linux) — or spawn it and wait, when placeholder
+//! mount points must be removed afterwards or no launcher above can tell bubblewrap's
+//! set-up failure from the command's exit code (see [`crate::status`]).
 //!
 //! Three shapes, chosen from the effective profile:
 //! - **bubblewrap** (every restricted filesystem policy): namespaces, the mount plan
