@@ -451,7 +451,7 @@ fn escalations_and_retries_never_run_git_in_a_planted_repository_unconfined() {
     assert!(!exists(&marker), "the escalation ran the planted fsmonitor");
     assert!(
         stderr(&escalated)
-            .contains("kept in the sandbox: `git -C sub status` would use a repository"),
+            .contains("kept in the sandbox: `git -C sub status` would read configuration"),
         "{}",
         stderr(&escalated)
     );
@@ -510,4 +510,63 @@ fn airlock_sandbox_reports_a_set_up_failure_as_125() {
         stderr(&out)
     );
     assert!(!exists(&marker));
+}
+
+/// Item 4, the user's own configuration: with a profile that writes `$HOME`, a confined
+/// run can plant `core.fsmonitor` in `~/.gitconfig`, which every git reads. An allow-listed
+/// `git status` in a clean repository must then stay in the sandbox.
+#[test]
+fn a_global_git_config_the_sandbox_can_write_keeps_git_confined() {
+    let dirs = Dirs::new();
+    let home = dirs.outside.join("home");
+    std::fs::create_dir_all(&home).unwrap();
+    dirs.config(&format!(
+        "default_permissions = \"homey\"\n[permissions.homey]\nextends = \":workspace\"\n[permissions.homey.filesystem]\n{:?} = \"write\"\n",
+        home.display().to_string()
+    ));
+    let ok = Command::new("git")
+        .args(["init", "-q"])
+        .current_dir(&dirs.ws)
+        .status()
+        .unwrap();
+    assert!(ok.success());
+    let rules = dirs.rules(
+        "git.rules",
+        "prefix_rule(pattern=[\"git\", \"status\"], decision=\"allow\")\n",
+    );
+    let marker = dirs.outside_file("global-fsmonitor-ran");
+    let home_env = home.to_str().unwrap();
+    let plant =
+        format!("printf '[core]\\n\\tfsmonitor = touch {marker}\\n' > \"$HOME/.gitconfig\"");
+    let planted = airlock(
+        &dirs,
+        &["exec", "-a", "never", "--", "sh", "-c", &plant],
+        &[("HOME", home_env)],
+    );
+    assert_eq!(planted.status.code(), Some(0), "{}", stderr(&planted));
+    assert!(home.join(".gitconfig").exists(), "the plant worked");
+    let out = airlock(
+        &dirs,
+        &[
+            "exec",
+            "-v",
+            "-r",
+            rules.to_str().unwrap(),
+            "-a",
+            "never",
+            "--",
+            "git",
+            "status",
+        ],
+        &[("HOME", home_env)],
+    );
+    assert!(
+        !exists(&marker),
+        "the planted global fsmonitor ran on the host"
+    );
+    assert!(
+        stderr(&out).contains(".gitconfig is writable inside the sandbox"),
+        "{}",
+        stderr(&out)
+    );
 }

@@ -203,10 +203,56 @@ pub fn check_repository(
         repo.git_dir.join("config"),
         repo.git_dir.join("config.worktree"),
     ] {
-        check_config_file(&file, writable, home, 0)?;
+        check_config_file(&file, writable, home, 0, Keys::Checked)?;
     }
     for dir in [&repo.git_dir, &repo.common_dir] {
         check_hooks(&dir.join("hooks"))?;
+    }
+    Ok(())
+}
+
+/// Whether a config file's keys are judged, or only where it and its includes live.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Keys {
+    /// Repository configuration: a key that runs a program is unsafe.
+    Checked,
+    /// The user's own global/system configuration: its programs (a credential helper,
+    /// a pager) are the user's choice; only a file the sandbox could write is unsafe.
+    Trusted,
+}
+
+/// The user's and the system's git configuration (`GIT_CONFIG_GLOBAL`, `~/.gitconfig`,
+/// `$XDG_CONFIG_HOME/git/config` or `~/.config/git/config`, `GIT_CONFIG_SYSTEM` or
+/// `/etc/gitconfig`), which every git reads: unsafe when the sandbox can write one of
+/// them or a file they include (a profile that writes `$HOME` lets a confined command
+/// plant `core.fsmonitor` in `~/.gitconfig`).
+///
+/// # Errors
+/// [`Unsafe`] naming the file.
+pub fn check_user_config(
+    env: &dyn Fn(&str) -> Option<String>,
+    writable: &dyn Fn(&Path) -> bool,
+    home: Option<&Path>,
+) -> Result<(), Unsafe> {
+    let mut files: Vec<PathBuf> = Vec::new();
+    match env("GIT_CONFIG_GLOBAL") {
+        Some(path) => files.push(PathBuf::from(path)),
+        None => {
+            if let Some(home) = home {
+                files.push(home.join(".gitconfig"));
+            }
+            match (env("XDG_CONFIG_HOME"), home) {
+                (Some(xdg), _) if !xdg.is_empty() => files.push(Path::new(&xdg).join("git/config")),
+                (_, Some(home)) => files.push(home.join(".config/git/config")),
+                _ => {}
+            }
+        }
+    }
+    files.push(
+        env("GIT_CONFIG_SYSTEM").map_or_else(|| PathBuf::from("/etc/gitconfig"), PathBuf::from),
+    );
+    for file in files.iter().filter(|file| file.is_absolute()) {
+        check_config_file(file, writable, home, 0, Keys::Trusted)?;
     }
     Ok(())
 }
@@ -216,6 +262,7 @@ fn check_config_file(
     writable: &dyn Fn(&Path) -> bool,
     home: Option<&Path>,
     depth: usize,
+    keys: Keys,
 ) -> Result<(), Unsafe> {
     let text = match std::fs::read_to_string(file) {
         Ok(text) => text,
@@ -237,7 +284,9 @@ fn check_config_file(
     let entries = parse_config(&text)
         .map_err(|error| Unsafe(format!("{} cannot be parsed ({error})", file.display())))?;
     for entry in &entries {
-        if let Some(why) = runs_program(entry) {
+        if keys == Keys::Checked
+            && let Some(why) = runs_program(entry)
+        {
             return Err(Unsafe(format!(
                 "{}:{} sets `{}` ({why})",
                 file.display(),
@@ -265,7 +314,7 @@ fn check_config_file(
                 }
                 (None, _) => file.parent().unwrap_or_else(|| Path::new("/")).join(target),
             };
-            check_config_file(&normalize(&target), writable, home, depth + 1)?;
+            check_config_file(&normalize(&target), writable, home, depth + 1, keys)?;
         }
     }
     Ok(())
@@ -493,6 +542,27 @@ mod tests {
         std::fs::write(root.path().join("inc2"), "[include]\npath = inc1\n").unwrap();
         let error = check_repository(&repo, &never, None).unwrap_err();
         assert!(error.0.contains("deeper than"), "{error:?}");
+    }
+
+    #[test]
+    fn user_config_is_judged_by_where_it_lives_not_by_its_keys() {
+        let home = tempfile::tempdir().unwrap();
+        let home = home.path();
+        std::fs::write(home.join(".gitconfig"), "[credential]\nhelper = store\n").unwrap();
+        let no_env = |_: &str| None;
+        assert_eq!(check_user_config(&no_env, &never, Some(home)), Ok(()));
+        let home_writable = |p: &Path| p.starts_with(home);
+        let error = check_user_config(&no_env, &home_writable, Some(home)).unwrap_err();
+        assert!(
+            error.0.contains(".gitconfig") && error.0.contains("writable"),
+            "{error:?}"
+        );
+        let elsewhere = home.join("elsewhere.cfg");
+        std::fs::write(&elsewhere, "[core]\npager = less\n").unwrap();
+        let global = elsewhere.display().to_string();
+        let env = move |name: &str| (name == "GIT_CONFIG_GLOBAL").then(|| global.clone());
+        let only_elsewhere = |p: &Path| p.ends_with("elsewhere.cfg");
+        assert!(check_user_config(&env, &only_elsewhere, Some(home)).is_err());
     }
 
     #[test]

@@ -222,13 +222,16 @@ fn git_refusal(
         ));
     };
     let location = git_repo::locate(argv, dir, ctx.env.get("GIT_DIR").map(String::as_str));
-    let found = git_repo::discover(&location).and_then(|repo| match repo {
-        Some(repo) => git_repo::check_repository(&repo, writable, home),
-        None => Ok(()),
+    let env = |name: &str| ctx.env.get(name).cloned();
+    let found = git_repo::check_user_config(&env, writable, home).and_then(|()| {
+        git_repo::discover(&location).and_then(|repo| match repo {
+            Some(repo) => git_repo::check_repository(&repo, writable, home),
+            None => Ok(()),
+        })
     });
     found.err().map(|git_repo::Unsafe(why)| {
         format!(
-            "`{}` would use a repository a sandboxed command could have planted code in: {why}",
+            "`{}` would read configuration a sandboxed command could have planted code in: {why}",
             argv.join(" ")
         )
     })
