@@ -60,10 +60,9 @@ fn read_trimmed(path: &str) -> Option<String> {
         .map(|s| s.trim().to_string())
 }
 
-/// The bubblewrap `airlock sandbox`/`exec` would run under the default profile from the
-/// current directory: `[sandbox] bwrap_path` or the default locations, refused when the
-/// profile's writable roots (or a non-root user) could replace it.
-fn choose_bwrap() -> Result<airlock_linux_sandbox::bwrap_path::BwrapChoice, String> {
+/// `[sandbox] bwrap_path` and the writable roots of the default profile from the current
+/// directory.
+fn config_and_roots() -> Result<(Option<PathBuf>, Vec<PathBuf>), String> {
     use airlock_permissions::{
         ConfigEnv, file_system_sandbox_policy, load_config, select_permission_profile,
     };
@@ -77,8 +76,53 @@ fn choose_bwrap() -> Result<airlock_linux_sandbox::bwrap_path::BwrapChoice, Stri
             airlock_linux_sandbox::bwrap_path::writable_roots(&policy, &cwd)
         })
         .map_err(|e| e.to_string())?;
+    Ok((configured, roots))
+}
+
+/// The bubblewrap `airlock sandbox`/`exec` would run under the default profile from the
+/// current directory: `[sandbox] bwrap_path` or the default locations, refused when the
+/// profile's writable roots (or a non-root user) could replace it.
+fn choose_bwrap() -> Result<airlock_linux_sandbox::bwrap_path::BwrapChoice, String> {
+    let (configured, roots) = config_and_roots()?;
     airlock_linux_sandbox::bwrap_path::choose_bwrap(configured.as_deref(), &roots)
         .map_err(|e| e.to_string())
+}
+
+/// The `airlock` executable is its own sandbox helper: inside a writable root (e.g. a
+/// workspace's `target/release/airlock`), a confined command could replace it.
+fn executable_check(exe: &Path) -> Check {
+    let resolved = std::fs::canonicalize(exe).unwrap_or_else(|_| exe.to_path_buf());
+    let inside = config_and_roots().map(|(_, roots)| {
+        roots
+            .into_iter()
+            .find(|root| exe.starts_with(root) || resolved.starts_with(root))
+    });
+    match inside {
+        Ok(None) => check(
+            "airlock executable outside the writable roots",
+            true,
+            resolved.display().to_string(),
+            None,
+        ),
+        Ok(Some(root)) => check(
+            "airlock executable outside the writable roots",
+            false,
+            format!(
+                "{} lies inside the writable root {}: a confined command could replace the sandbox helper",
+                resolved.display(),
+                root.display()
+            ),
+            Some(
+                "install airlock outside the workspace and temporary directories (e.g. /usr/local/bin) and run it from there",
+            ),
+        ),
+        Err(error) => check(
+            "airlock executable outside the writable roots",
+            false,
+            error,
+            Some("fix the configuration error above"),
+        ),
+    }
 }
 
 fn checks() -> Vec<Check> {
@@ -153,6 +197,7 @@ fn checks() -> Vec<Check> {
         ));
     }
     let exe = std::env::current_exe().unwrap_or_else(|_| PathBuf::from("airlock"));
+    out.push(executable_check(&exe));
     let tmp = std::env::temp_dir();
     let tmp = tmp.to_string_lossy();
     if is_root() {

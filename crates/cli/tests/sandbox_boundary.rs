@@ -85,6 +85,29 @@ fn a_bwrap_planted_on_path_is_never_executed() {
     assert!(detail.starts_with("/usr/bin/bwrap: "), "{detail}");
     assert!(detail.contains("PATH is never searched"), "{detail}");
     assert!(!exists(&marker));
+    // The same class: `airlock` itself is the sandbox helper; doctor flags one that lies
+    // inside a writable root (here the workspace is the binary's own directory).
+    let exe_dir = airlock_bin().parent().unwrap().to_path_buf();
+    let doctor = Command::new(airlock_bin())
+        .args(["doctor", "--json"])
+        .current_dir(&exe_dir)
+        .env("AIRLOCK_HOME", &dirs.home)
+        .output()
+        .unwrap();
+    let checks: serde_json::Value = serde_json::from_slice(&doctor.stdout).unwrap();
+    let exe = checks
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["check"] == "airlock executable outside the writable roots")
+        .unwrap();
+    assert_eq!(exe["ok"], false, "{exe}");
+    assert!(
+        exe["detail"]
+            .as_str()
+            .unwrap()
+            .contains("could replace the sandbox helper")
+    );
 }
 
 /// Item 3, configured path: `[sandbox] bwrap_path` naming the planted file (in a directory
