@@ -113,16 +113,28 @@ const BUILD_TOOLS: &[&str] = &[
 #[must_use]
 pub fn review_command(parsed: &ParsedCommand, ctx: &ReviewContext<'_>) -> UnsandboxedReview {
     let mut review = UnsandboxedReview::default();
-    let writable_roots = ctx
+    // Each root and its protected subpaths as spelled and with symlinks resolved, so a
+    // path is judged whichever way it is written.
+    let canonical =
+        |path: &Path| std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+    let writable_roots: Vec<(PathBuf, Vec<PathBuf>)> = ctx
         .fs_policy
-        .get_writable_roots(&ResolveContext::new(ctx.cwd));
-    let writable = |path: &Path| {
-        writable_roots.iter().any(|root| {
-            path.starts_with(&root.root)
-                && !root
-                    .read_only_subpaths
+        .get_writable_roots(&ResolveContext::new(ctx.cwd))
+        .into_iter()
+        .flat_map(|root| {
+            let resolved = (
+                canonical(&root.root),
+                root.read_only_subpaths
                     .iter()
-                    .any(|protected| path.starts_with(protected))
+                    .map(|p| canonical(p))
+                    .collect(),
+            );
+            [(root.root, root.read_only_subpaths), resolved]
+        })
+        .collect();
+    let writable = |path: &Path| {
+        writable_roots.iter().any(|(root, protected)| {
+            path.starts_with(root) && !protected.iter().any(|sub| path.starts_with(sub))
         })
     };
     let home = ctx.env.get("HOME").map(PathBuf::from);
