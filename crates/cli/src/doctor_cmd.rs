@@ -60,26 +60,92 @@ fn read_trimmed(path: &str) -> Option<String> {
         .map(|s| s.trim().to_string())
 }
 
+/// `[sandbox] bwrap_path` and the writable roots of the default profile from the current
+/// directory.
+fn config_and_roots() -> Result<(Option<PathBuf>, Vec<PathBuf>), String> {
+    use airlock_permissions::{
+        ConfigEnv, file_system_sandbox_policy, load_config, select_permission_profile,
+    };
+    let config = load_config(&ConfigEnv::from_process(), &[]).map_err(|e| e.to_string())?;
+    let configured =
+        airlock_sandbox::bwrap_path_from_config(&config.table).map_err(|e| e.to_string())?;
+    let cwd = std::env::current_dir().map_err(|e| e.to_string())?;
+    let roots = select_permission_profile(&config, None, &cwd)
+        .map(|selected| {
+            let policy = file_system_sandbox_policy(&selected.materialized());
+            airlock_linux_sandbox::bwrap_path::writable_roots(&policy, &cwd)
+        })
+        .map_err(|e| e.to_string())?;
+    Ok((configured, roots))
+}
+
+/// The bubblewrap `airlock sandbox`/`exec` would run under the default profile from the
+/// current directory: `[sandbox] bwrap_path` or the default locations, refused when the
+/// profile's writable roots (or a non-root user) could replace it.
+fn choose_bwrap() -> Result<airlock_linux_sandbox::bwrap_path::BwrapChoice, String> {
+    let (configured, roots) = config_and_roots()?;
+    airlock_linux_sandbox::bwrap_path::choose_bwrap(configured.as_deref(), &roots)
+        .map_err(|e| e.to_string())
+}
+
+/// The `airlock` executable is its own sandbox helper: inside a writable root (e.g. a
+/// workspace's `target/release/airlock`), a confined command could replace it.
+fn executable_check(exe: &Path) -> Check {
+    let resolved = std::fs::canonicalize(exe).unwrap_or_else(|_| exe.to_path_buf());
+    let inside = config_and_roots().map(|(_, roots)| {
+        roots
+            .into_iter()
+            .find(|root| exe.starts_with(root) || resolved.starts_with(root))
+    });
+    match inside {
+        Ok(None) => check(
+            "airlock executable outside the writable roots",
+            true,
+            resolved.display().to_string(),
+            None,
+        ),
+        Ok(Some(root)) => check(
+            "airlock executable outside the writable roots",
+            false,
+            format!(
+                "{} lies inside the writable root {}: a confined command could replace the sandbox helper",
+                resolved.display(),
+                root.display()
+            ),
+            Some(
+                "install airlock outside the workspace and temporary directories (e.g. /usr/local/bin) and run it from there",
+            ),
+        ),
+        Err(error) => check(
+            "airlock executable outside the writable roots",
+            false,
+            error,
+            Some("fix the configuration error above"),
+        ),
+    }
+}
+
 fn checks() -> Vec<Check> {
     let mut out = Vec::new();
-    let bwrap = airlock_linux_sandbox::bwrap_path::find_bwrap();
+    let bwrap = choose_bwrap();
     match &bwrap {
-        Ok(path) => {
-            let version = run_quiet(path, &["--version"]).unwrap_or_else(|e| e);
+        Ok(choice) => {
+            let version = run_quiet(&choice.path, &["--version"]).unwrap_or_else(|e| e);
             out.push(check(
                 "bubblewrap",
                 true,
-                format!("{} ({version})", path.display()),
+                format!("{} ({version})", choice.explanation()),
                 None,
             ));
         }
         Err(e) => out.push(check(
             "bubblewrap",
             false,
-            e.to_string(),
-            Some("apt-get install bubblewrap"),
+            e.clone(),
+            Some("apt-get install bubblewrap (it installs the root-owned /usr/bin/bwrap), or set `[sandbox] bwrap_path` in config.toml to a root-owned absolute path outside the writable roots"),
         )),
     }
+    let bwrap = bwrap.map(|choice| choice.path);
     let max_userns =
         read_trimmed("/proc/sys/user/max_user_namespaces").unwrap_or_else(|| "unknown".into());
     out.push(check(
@@ -131,6 +197,7 @@ fn checks() -> Vec<Check> {
         ));
     }
     let exe = std::env::current_exe().unwrap_or_else(|_| PathBuf::from("airlock"));
+    out.push(executable_check(&exe));
     let tmp = std::env::temp_dir();
     let tmp = tmp.to_string_lossy();
     if is_root() {

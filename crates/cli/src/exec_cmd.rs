@@ -245,12 +245,17 @@ async fn run_exec(args: ExecArgs) -> Result<u8, Refusal> {
         extra_safe_commands,
         sandbox: SandboxSettings {
             linux_helper: Some(linux_helper),
+            manager: airlock_sandbox::SandboxManager {
+                bwrap_path: airlock_sandbox::bwrap_path_from_config(&config.table)?,
+                ..airlock_sandbox::SandboxManager::default()
+            },
             ..SandboxSettings::default()
         },
         output: OutputMode::Tee,
         amendment_file: Some(airlock_execpolicy::default_amendment_file(
             &env.airlock_home,
         )),
+        allow_rules_bypass_sandbox: airlock_core::unsandboxed::allow_rules_bypass_sandbox(&config)?,
         audit_log: session_config
             .audit_enabled
             .then(|| env.airlock_home.join(AUDIT_LOG_RELATIVE_PATH)),

@@ -213,10 +213,27 @@ fn explain(
         cwd: &cwd,
         extra_safe_commands: &extra_safe_commands,
     };
-    let outcome = match manager.create_exec_approval_requirement_for_command(&request) {
+    let mut outcome = match manager.create_exec_approval_requirement_for_command(&request) {
         Ok(outcome) => outcome,
         Err(error) => return Ok(Err(error)),
     };
+    // As `exec` does: a run that would leave the sandbox is reviewed for planted code.
+    let process_env: std::collections::BTreeMap<String, String> = std::env::vars().collect();
+    let review = airlock_core::unsandboxed::review_command(
+        &outcome.parsed,
+        &airlock_core::unsandboxed::ReviewContext {
+            cwd: &cwd,
+            env: &process_env,
+            fs_policy: &fs_policy,
+        },
+    );
+    outcome.unsandboxed = airlock_core::unsandboxed::apply_review(
+        &mut outcome.requirement,
+        review,
+        airlock_core::unsandboxed::allow_rules_bypass_sandbox(&config)
+            .map_err(anyhow::Error::msg)?,
+        sandbox_permissions.requests_sandbox_override(),
+    );
     let reviewer = reviewer(args, &config, &env, &outcome.requirement, &mut warnings)?;
     let first_attempt_sandboxed = first_attempt_sandboxed(
         sandbox_permissions,

@@ -152,6 +152,8 @@ fn run_sandbox(args: SandboxArgs) -> anyhow::Result<i32> {
                 use_legacy_landlock: args.use_legacy_landlock,
                 no_proc: false,
                 apply_seccomp_then_exec: false,
+                bwrap_path: airlock_sandbox::bwrap_path_from_config(&config.table)?,
+                status_fd: None,
                 command: args.command,
             };
             if args.dry_run {
@@ -162,7 +164,9 @@ fn run_sandbox(args: SandboxArgs) -> anyhow::Result<i32> {
                 );
                 return Ok(0);
             }
-            Ok(airlock_linux_sandbox::run_helper_with_env(
+            // Nobody above this process can tell bubblewrap's set-up failure from the
+            // command's exit code, so the helper waits and reports it (exit 125).
+            Ok(airlock_linux_sandbox::run_helper_reporting_setup(
                 &helper,
                 Some(&env),
             )?)

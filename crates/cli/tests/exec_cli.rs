@@ -163,7 +163,9 @@ fn sandbox_denial_retry_and_no_retry() {
     assert!(exists(&target));
     assert!(stderr(&out).contains("Read-only file system"));
     assert!(stderr(&out).contains("retried without the sandbox"));
-    assert_eq!(dirs.requests("hook").len(), 1);
+    // The denial is known only from the command's output, so the unsandboxed retry is
+    // asked for again (spec 07 step 6, Airlock addition; invariant 12).
+    assert_eq!(dirs.requests("hook").len(), 2);
     let attempts = &dirs.audit()[0]["attempts"];
     assert_eq!(attempts[0]["sandbox"], "linuxSeccomp");
     assert_eq!(attempts[0]["sandbox_denied"], true);
@@ -412,16 +414,22 @@ fn audit_can_be_disabled_and_never_holds_environment_values() {
     assert_eq!(dirs.audit().len(), 1, "no line added");
 }
 
-/// A launch that cannot be confined (no bubblewrap on `PATH`) is refused before spawn and
-/// never falls back to running unconfined (spec 07 §Errors).
+/// A launch that cannot be confined (the configured bubblewrap does not exist) is refused
+/// before spawn and never falls back to running unconfined (spec 07 §Errors).
 #[test]
 fn cannot_confine_is_refused_and_never_run_unconfined() {
     let dirs = Dirs::new();
     let out = std::process::Command::new(exec_support::airlock_bin())
-        .args(["exec", "--", "/usr/bin/touch", "made.txt"])
+        .args([
+            "exec",
+            "-c",
+            "sandbox.bwrap_path=\"/nonexistent/bwrap\"",
+            "--",
+            "/usr/bin/touch",
+            "made.txt",
+        ])
         .current_dir(&dirs.ws)
         .env("AIRLOCK_HOME", &dirs.home)
-        .env("PATH", "/nonexistent")
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(REFUSED));

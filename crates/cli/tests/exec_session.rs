@@ -205,7 +205,8 @@ async fn abort_interrupts_the_turn() {
 }
 
 /// Scenario row 6 under `untrusted`: the write outside the workspace fails in the sandbox,
-/// the retry runs without it and succeeds; the hook approved once and is not asked again.
+/// the retry runs without it and succeeds. The denial is known only from the command's
+/// output, so the hook is asked again for the retry (spec 07 step 6, Airlock addition).
 #[tokio::test]
 async fn untrusted_outside_write_is_retried_unsandboxed() {
     let dirs = Dirs::new();
@@ -226,7 +227,7 @@ async fn untrusted_outside_write_is_retried_unsandboxed() {
         sandboxes(&out.record),
         vec![(LINUX, true), (SandboxType::None, false)]
     );
-    assert_eq!(dirs.requests("hook").len(), 1);
+    assert_eq!(dirs.requests("hook").len(), 2);
     let reason = out.record.trace.retry_reason.clone().unwrap();
     assert!(reason.contains("Read-only file system"), "{reason}");
     assert_eq!(h.prompt_count(), 0);

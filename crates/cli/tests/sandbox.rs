@@ -244,6 +244,8 @@ fn missing_bubblewrap_fails_before_running_anything() {
     let out = Command::new(env!("CARGO_BIN_EXE_airlock"))
         .args([
             "sandbox",
+            "-c",
+            "sandbox.bwrap_path=\"/nonexistent/bwrap\"",
             "-P",
             ":workspace",
             "-C",
@@ -252,7 +254,6 @@ fn missing_bubblewrap_fails_before_running_anything() {
             "/bin/touch",
             "ran.txt",
         ])
-        .env("PATH", "/nonexistent")
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(125));

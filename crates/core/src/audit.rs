@@ -76,6 +76,10 @@ pub struct PolicyEvaluation {
     pub policy_unavailable: Option<String>,
     /// The requirement computed from all of the above.
     pub computed_requirement: ExecApprovalRequirement,
+    /// What running it outside the sandbox would run (issue 11): why it stays confined,
+    /// or that it runs workspace code unconfined.
+    #[serde(skip_serializing_if = "crate::unsandboxed::UnsandboxedReview::is_empty")]
+    pub unsandboxed: crate::unsandboxed::UnsandboxedReview,
 }
 
 /// Heuristic findings of the policy layer.
@@ -107,6 +111,7 @@ impl PolicyEvaluation {
             decision: outcome.decision,
             policy_unavailable: outcome.policy_unavailable.clone(),
             computed_requirement: outcome.requirement.clone(),
+            unsandboxed: outcome.unsandboxed.clone(),
         }
     }
 }

@@ -7,6 +7,8 @@
 //!   default requirement and the first-attempt sandbox override (spec 03, spec 07);
 //! - the **exec-policy manager** ([`exec_policy_manager`]): which `.rules` files are in
 //!   use and what happens when one fails to load (fail closed, spec 02);
+//! - the review of runs that would leave the sandbox ([`unsandboxed`]): a repository a
+//!   sandboxed command could have planted code in keeps `git` confined (issue 11);
 //! - the orchestrator, sessions and the audit log (spec 07, spec 10).
 //!
 //! Must not: spawn processes outside the orchestrator, or widen anything a previous step
@@ -24,6 +26,7 @@ pub mod process;
 pub mod session;
 pub mod session_config;
 pub mod shell_runtime;
+pub mod unsandboxed;
 
 pub use exec_policy_manager::{ExecPolicyManager, ExecPolicySources, PolicyState};
 pub use requirement::{

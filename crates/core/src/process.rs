@@ -43,6 +43,29 @@ pub async fn spawn_and_collect(
             source: std::io::Error::new(std::io::ErrorKind::InvalidInput, "empty command"),
         });
     };
+    // The Linux helper reports on a status pipe whether the sandbox was set up, so a
+    // set-up failure is never mistaken for the command's own failure (or a denial).
+    #[cfg(target_os = "linux")]
+    let mut status_pipe = if launch.reports_setup_status {
+        Some(
+            airlock_sandbox::StatusPipe::open().map_err(|source| ExecError::Spawn {
+                program: program.clone(),
+                source,
+            })?,
+        )
+    } else {
+        None
+    };
+    #[cfg(target_os = "linux")]
+    let helper_argv = status_pipe
+        .as_ref()
+        .and_then(airlock_sandbox::StatusPipe::writer_fd)
+        .map(|fd| launch.argv_with_status_fd(fd));
+    #[cfg(target_os = "linux")]
+    let args = helper_argv
+        .as_deref()
+        .and_then(|argv| argv.get(1..))
+        .unwrap_or(args);
     let mut command = tokio::process::Command::new(program);
     command
         .args(args)
@@ -60,7 +83,12 @@ pub async fn spawn_and_collect(
     if let Some(arg0) = &launch.arg0 {
         command.arg0(arg0);
     }
-    let mut child = command.spawn().map_err(|source| ExecError::Spawn {
+    let spawned = command.spawn();
+    #[cfg(target_os = "linux")]
+    if let Some(pipe) = status_pipe.as_mut() {
+        pipe.close_writer();
+    }
+    let mut child = spawned.map_err(|source| ExecError::Spawn {
         program: program.clone(),
         source,
     })?;
@@ -73,12 +101,31 @@ pub async fn spawn_and_collect(
         child.wait(),
     );
     let status = status.map_err(ExecError::Wait)?;
-    Ok(ExecOutput {
+    let mut output = ExecOutput {
         exit_code: exit_code(status),
         stdout: stdout.map_err(ExecError::Wait)?,
         stderr: stderr.map_err(ExecError::Wait)?,
-    })
+    };
+    #[cfg(target_os = "linux")]
+    if let Some(pipe) = status_pipe {
+        match pipe.report(&output.stderr) {
+            airlock_sandbox::LaunchReport::Started => {}
+            airlock_sandbox::LaunchReport::SetupFailed(cause) => {
+                return Err(ExecError::SandboxSetup { cause });
+            }
+            // Set up, but the command itself could not be executed: as a shell reports it.
+            airlock_sandbox::LaunchReport::CommandNotExecutable(_) => {
+                output.exit_code = COMMAND_NOT_EXECUTABLE;
+            }
+        }
+    }
+    Ok(output)
 }
+
+/// The exit code of a command the sandbox could not execute (not found or not
+/// executable), as shells report "command not found"; never a denial (spec 05).
+#[cfg(target_os = "linux")]
+const COMMAND_NOT_EXECUTABLE: i32 = 127;
 
 /// Reads `stream` to its end, keeping the first [`MAX_CAPTURED_BYTES`] and copying everything
 /// to `copy` when given (a failing copy target is ignored: the capture goes on).

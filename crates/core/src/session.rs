@@ -70,6 +70,9 @@ pub struct SessionOptions {
     pub amendment_file: Option<PathBuf>,
     /// The audit log file; `None` = no audit log.
     pub audit_log: Option<PathBuf>,
+    /// `[exec_policy] allow_rules_bypass_sandbox` (default `true`): `false` makes allow
+    /// rules skip only the prompt, never the sandbox.
+    pub allow_rules_bypass_sandbox: bool,
 }
 
 /// One shell tool call as the model (or `airlock exec`) proposes it.
@@ -233,7 +236,21 @@ impl Session {
                 CallTrace::new(self.runtime_tool_name()),
                 None,
             ),
-            Ok(outcome) => {
+            Ok(mut outcome) => {
+                let review = crate::unsandboxed::review_command(
+                    &outcome.parsed,
+                    &crate::unsandboxed::ReviewContext {
+                        cwd: &cwd,
+                        env: &self.options.env,
+                        fs_policy: &fs_policy,
+                    },
+                );
+                outcome.unsandboxed = crate::unsandboxed::apply_review(
+                    &mut outcome.requirement,
+                    review,
+                    self.options.allow_rules_bypass_sandbox,
+                    call.sandbox_permissions.requests_sandbox_override(),
+                );
                 let evaluation = PolicyEvaluation::from_outcome(&outcome);
                 let request = ShellRequest {
                     command: call.command.clone(),

@@ -84,6 +84,10 @@ impl Approvable<ShellRequest> for ShellRuntime {
         }
     }
 
+    fn unsandboxed_refusal(&self, req: &ShellRequest) -> Option<String> {
+        req.requirement.unsandboxed.refused.clone()
+    }
+
     fn approval_action(
         &self,
         req: &ShellRequest,
@@ -134,9 +138,11 @@ impl ToolRuntime<ShellRequest> for ShellRuntime {
             .map_err(crate::orchestrator::ExecError::from)?;
         let output = spawn_and_collect(&launch, self.output).await?;
         if is_likely_sandbox_denied(launch.sandbox, &output) {
+            // Text and exit code only: the command could have printed them itself.
             return Err(ToolError::SandboxDenied {
                 output,
                 network: None,
+                evidence: crate::orchestrator::DenialEvidence::OutputOnly,
             });
         }
         Ok(output)

@@ -4,8 +4,10 @@
 //! ```text
 //! airlock linux-sandbox --sandbox-policy-cwd DIR --command-cwd DIR
 //!     --permission-profile JSON [--use-legacy-landlock] [--no-proc]
-//!     [--apply-seccomp-then-exec] -- COMMAND...
+//!     [--apply-seccomp-then-exec] [--bwrap PATH] [--status-fd N] -- COMMAND...
 //! ```
+//! `--bwrap` is `[sandbox] bwrap_path` (see [`crate::bwrap_path`]); `--status-fd` names
+//! the write end of the launcher's status pipe (see [`crate::status`]).
 //! The profile is the *effective* `PermissionProfile` (additional permissions already
 //! merged), as Codex passes it to `codex-linux-sandbox`.
 
@@ -29,6 +31,11 @@ pub struct HelperArgs {
     pub no_proc: bool,
     /// Inner stage: install seccomp and exec (set by the outer stage for bwrap's payload).
     pub apply_seccomp_then_exec: bool,
+    /// `[sandbox] bwrap_path`: the configured bubblewrap executable (absolute), if any.
+    pub bwrap_path: Option<PathBuf>,
+    /// Inherited descriptor on which the helper reports set-up failures and bubblewrap
+    /// its JSON status (so the launcher can tell a set-up failure from the command's own).
+    pub status_fd: Option<i32>,
     /// The command, at least one element.
     pub command: Vec<OsString>,
 }
@@ -53,6 +60,9 @@ pub enum ArgsError {
     /// The profile JSON does not parse.
     #[error("airlock linux-sandbox: --permission-profile is not a valid permission profile: {0}")]
     Profile(#[from] serde_json::Error),
+    /// A descriptor number does not parse.
+    #[error("airlock linux-sandbox: --status-fd needs a descriptor number, not {0:?}")]
+    BadFd(OsString),
     /// A value is not UTF-8 where text is required.
     #[error("airlock linux-sandbox: value of {0} is not valid UTF-8")]
     NotUtf8(&'static str),
@@ -67,6 +77,7 @@ impl HelperArgs {
         let mut args = args.into_iter();
         let (mut policy_cwd, mut command_cwd, mut profile) = (None, None, None);
         let (mut legacy, mut no_proc, mut inner) = (false, false, false);
+        let (mut bwrap_path, mut status_fd) = (None, None);
         let mut command = Vec::new();
         while let Some(arg) = args.next() {
             let mut value = |name: &str| {
@@ -88,6 +99,16 @@ impl HelperArgs {
                 Some("--use-legacy-landlock") => legacy = true,
                 Some("--no-proc") => no_proc = true,
                 Some("--apply-seccomp-then-exec") => inner = true,
+                Some("--bwrap") => bwrap_path = Some(PathBuf::from(value("--bwrap")?)),
+                Some("--status-fd") => {
+                    let raw = value("--status-fd")?;
+                    let fd = raw
+                        .to_str()
+                        .and_then(|text| text.parse::<i32>().ok())
+                        .filter(|fd| *fd > 2)
+                        .ok_or_else(|| ArgsError::BadFd(raw.clone()))?;
+                    status_fd = Some(fd);
+                }
                 Some("--") => {
                     command.extend(args.by_ref());
                     break;
@@ -105,6 +126,8 @@ impl HelperArgs {
             use_legacy_landlock: legacy,
             no_proc,
             apply_seccomp_then_exec: inner,
+            bwrap_path,
+            status_fd,
             command,
         })
     }
@@ -131,6 +154,14 @@ impl HelperArgs {
             if on {
                 out.push(flag.into());
             }
+        }
+        if let Some(path) = &self.bwrap_path {
+            out.push("--bwrap".into());
+            out.push(path.clone().into());
+        }
+        if let Some(fd) = self.status_fd {
+            out.push("--status-fd".into());
+            out.push(fd.to_string().into());
         }
         out.push("--".into());
         out.extend(self.command.iter().cloned());
@@ -159,6 +190,8 @@ mod tests {
             use_legacy_landlock: false,
             no_proc: true,
             apply_seccomp_then_exec: true,
+            bwrap_path: Some("/opt/bwrap".into()),
+            status_fd: Some(7),
             command: vec!["ls".into(), "--".into(), "-la".into()],
         };
         assert_eq!(HelperArgs::parse(args.to_args()).unwrap(), args);

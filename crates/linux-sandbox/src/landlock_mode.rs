@@ -37,6 +37,13 @@ pub enum LandlockModeError {
         "Landlock is not enforced by this kernel (is `landlock` in the `lsm=` boot parameter?); refusing to run the command without it"
     )]
     NotEnforced,
+    /// The kernel enforces only part of the ruleset (an older Landlock ABI): some access
+    /// rights the profile restricts (e.g. truncating or renaming files outside the
+    /// writable roots, signals to host processes) would stay open.
+    #[error(
+        "Landlock is only partially enforced by this kernel (its Landlock ABI lacks access rights the profile needs), so writes outside the writable roots could still succeed; refusing to run the command. Use the default bubblewrap sandbox (drop `use_legacy_landlock`) or a newer kernel"
+    )]
+    PartiallyEnforced,
 }
 
 /// The writable roots Landlock would grant, after checking the policy is expressible.
@@ -136,8 +143,11 @@ pub fn restrict(policy: &FileSystemSandboxPolicy, cwd: &Path) -> Result<(), Land
         .add_rules(path_beneath_rules(["/dev/null"], AccessFs::from_all(abi)))?
         .add_rules(path_beneath_rules(&writable, AccessFs::from_all(abi)))?
         .restrict_self()?;
-    if status.ruleset == RulesetStatus::NotEnforced {
-        return Err(LandlockModeError::NotEnforced);
+    // Spec 05: legacy mode errors when Landlock is not enforced; a partial enforcement
+    // is refused too rather than accepted silently (fail closed).
+    match status.ruleset {
+        RulesetStatus::FullyEnforced => Ok(()),
+        RulesetStatus::PartiallyEnforced => Err(LandlockModeError::PartiallyEnforced),
+        RulesetStatus::NotEnforced => Err(LandlockModeError::NotEnforced),
     }
-    Ok(())
 }

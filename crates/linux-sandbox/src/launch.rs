@@ -1,5 +1,7 @@
 //! The helper's outer stage: decide how to confine, build the bubblewrap command and
-//! replace this process with it (spec 05 §Linux).
+//! replace this process with it (spec 05 §Linux) — or spawn it and wait, when placeholder
+//! mount points must be removed afterwards or no launcher above can tell bubblewrap's
+//! set-up failure from the command's exit code (see [`crate::status`]).
 //!
 //! Three shapes, chosen from the effective profile:
 //! - **bubblewrap** (every restricted filesystem policy): namespaces, the mount plan
@@ -25,7 +27,7 @@ use airlock_permissions::{
 use airlock_protocol::{FileSystemSandboxKind, FileSystemSandboxPolicy, NetworkSandboxPolicy};
 
 use crate::args::HelperArgs;
-use crate::bwrap_path::{BwrapError, find_bwrap};
+use crate::bwrap_path::{BwrapError, choose_bwrap};
 use crate::fds::{data_fd, empty_data_fd};
 use crate::mounts::{DATA_FD_PLACEHOLDER, MountArgs, build_mount_args};
 use crate::placeholders::PlaceholderGuard;
@@ -65,7 +67,25 @@ pub enum LaunchError {
     /// Preparing descriptors or placeholders failed.
     #[error("could not prepare the sandbox: {0}")]
     Prepare(std::io::Error),
-    /// `exec` (or spawn) of bubblewrap or the command failed.
+    /// `exec` of the command itself failed (seccomp-only and Landlock launches, after the
+    /// start marker): the command's failure, not the sandbox's.
+    #[error("could not start {program}: {source}")]
+    CommandExec {
+        /// The command.
+        program: String,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// bubblewrap ran but exited before starting the command (its own message, printed
+    /// on stderr, says why): namespaces, mounts or seccomp could not be set up.
+    #[error(
+        "could not start the sandbox: bubblewrap exited with code {code} before starting the command (its message is above); nothing ran. Run `airlock doctor` to see what this host is missing and how to fix it"
+    )]
+    BwrapSetup {
+        /// bubblewrap's exit code.
+        code: i32,
+    },
+    /// `exec` (or spawn) of bubblewrap failed.
     #[error("could not start {program}: {source}")]
     Exec {
         /// What was being started.
@@ -177,7 +197,11 @@ pub fn prepare_bwrap(
     policy: &FileSystemSandboxPolicy,
     network: NetworkSandboxPolicy,
 ) -> Result<BwrapLaunch, LaunchError> {
-    let bwrap = find_bwrap()?;
+    let bwrap = choose_bwrap(
+        args.bwrap_path.as_deref(),
+        &crate::bwrap_path::writable_roots(policy, &args.sandbox_policy_cwd),
+    )?
+    .path;
     let mut inputs = resolve_mount_inputs(policy, &args.sandbox_policy_cwd)?;
     let features = crate::probe::bwrap_features(&bwrap).ok_or(LaunchError::Unsupported(
         "could not run `bwrap --version`; check the bubblewrap installation with `airlock doctor`",
@@ -227,6 +251,11 @@ pub fn prepare_bwrap(
     };
     let raw: Vec<i32> = seccomp_fds.iter().map(AsRawFd::as_raw_fd).collect();
     argv.extend(namespace_args(options, &cwd, &raw));
+    if let Some(fd) = args.status_fd {
+        // bubblewrap reports `exit-code` only for a command it started (see `status`).
+        argv.push("--json-status-fd".into());
+        argv.push(fd.to_string().into());
+    }
     fds.extend(seccomp_fds);
     argv.push("--".into());
     argv.extend(args.command.iter().cloned());
@@ -318,6 +347,37 @@ pub fn run_helper_with_env(
     args: &HelperArgs,
     base_env: Option<&[(OsString, OsString)]>,
 ) -> Result<i32, LaunchError> {
+    let result = launch_confined(args, base_env, None);
+    if let (Err(error), Some(fd)) = (&result, args.status_fd)
+        && !matches!(error, LaunchError::CommandExec { .. })
+    {
+        crate::status::write_setup_error(fd, &error.to_string());
+    }
+    result
+}
+
+/// [`run_helper_with_env`] for a caller that has no launcher above it to tell a set-up
+/// failure from the command's own exit code (`airlock sandbox`): bubblewrap is spawned and
+/// waited for instead of exec'd, with a status pipe (see [`crate::status`]), and a
+/// bubblewrap that exits before starting the command is [`LaunchError::BwrapSetup`].
+///
+/// # Errors
+/// [`LaunchError`] before the command ran.
+pub fn run_helper_reporting_setup(
+    args: &HelperArgs,
+    base_env: Option<&[(OsString, OsString)]>,
+) -> Result<i32, LaunchError> {
+    let pipe = crate::status::StatusPipe::open().map_err(LaunchError::Prepare)?;
+    let mut watched = args.clone();
+    watched.status_fd = pipe.writer_fd();
+    launch_confined(&watched, base_env, Some(pipe))
+}
+
+fn launch_confined(
+    args: &HelperArgs,
+    base_env: Option<&[(OsString, OsString)]>,
+    watch: Option<crate::status::StatusPipe>,
+) -> Result<i32, LaunchError> {
     let policy = file_system_sandbox_policy(&args.permission_profile);
     let network = network_sandbox_policy(&args.permission_profile);
     let env = sandbox_env(network);
@@ -345,12 +405,17 @@ pub fn run_helper_with_env(
         return exec_with_seccomp_only(args, network, base_env, &env);
     }
     let launch = prepare_bwrap(args, &policy, network)?;
-    let keep: Vec<i32> = launch.fds.iter().map(AsRawFd::as_raw_fd).collect();
+    let keep: Vec<i32> = launch
+        .fds
+        .iter()
+        .map(AsRawFd::as_raw_fd)
+        .chain(args.status_fd)
+        .collect();
     crate::fds::close_inherited_on_exec(&keep).map_err(LaunchError::Prepare)?;
     let mut command = Command::new(&launch.bwrap);
     command.args(&launch.args);
     set_env(&mut command, base_env, &env);
-    if launch.created_mount_points.is_empty() {
+    if launch.created_mount_points.is_empty() && watch.is_none() {
         let source = command.exec();
         return Err(LaunchError::Exec {
             program: launch.bwrap.display().to_string(),
@@ -358,9 +423,20 @@ pub fn run_helper_with_env(
         });
     }
     // Placeholder mount points are created on the host; wait so they can be removed.
-    let guard =
-        PlaceholderGuard::acquire(&launch.created_mount_points).map_err(LaunchError::Prepare)?;
-    let mut child = command.spawn().map_err(|source| LaunchError::Exec {
+    let guard = if launch.created_mount_points.is_empty() {
+        None
+    } else {
+        Some(
+            PlaceholderGuard::acquire(&launch.created_mount_points)
+                .map_err(LaunchError::Prepare)?,
+        )
+    };
+    let spawned = command.spawn();
+    let mut watch = watch;
+    if let Some(pipe) = watch.as_mut() {
+        pipe.close_writer();
+    }
+    let mut child = spawned.map_err(|source| LaunchError::Exec {
         program: launch.bwrap.display().to_string(),
         source,
     })?;
@@ -370,8 +446,14 @@ pub fn run_helper_with_env(
         source,
     })?;
     drop(launch.fds);
-    guard.release();
-    Ok(exit_code(status))
+    if let Some(guard) = guard {
+        guard.release();
+    }
+    let code = exit_code(status);
+    match watch.map(|pipe| pipe.report("")) {
+        None | Some(crate::status::LaunchReport::Started) => Ok(code),
+        Some(_) => Err(LaunchError::BwrapSetup { code }),
+    }
 }
 
 fn exit_code(status: std::process::ExitStatus) -> i32 {
@@ -406,10 +488,14 @@ fn exec_with_seccomp_only(
     let mut command = Command::new(program);
     command.args(rest).current_dir(&args.command_cwd);
     set_env(&mut command, base_env, env);
+    // Marks the status descriptor close-on-exec too: the command never holds it.
     crate::fds::close_inherited_on_exec(&[]).map_err(LaunchError::Prepare)?;
     crate::seccomp::install(seccomp_mode(network))?;
+    if let Some(fd) = args.status_fd {
+        crate::status::write_exec_marker(fd);
+    }
     let source = command.exec();
-    Err(LaunchError::Exec {
+    Err(LaunchError::CommandExec {
         program: program.to_string_lossy().into_owned(),
         source,
     })

@@ -44,10 +44,12 @@ mod placeholders;
 pub mod seccomp;
 #[cfg(target_os = "linux")]
 mod signals;
+#[cfg(target_os = "linux")]
+pub mod status;
 
 pub use args::{HELPER_SUBCOMMAND, HelperArgs};
 #[cfg(target_os = "linux")]
 pub use launch::{
     DescriptorContent, LaunchDescription, LaunchError, describe_launch, run_helper,
-    run_helper_with_env, sandbox_env,
+    run_helper_reporting_setup, run_helper_with_env, sandbox_env,
 };

@@ -112,9 +112,16 @@ const SETID_BITS: [u64; 2] = [libc::S_ISUID as u64, libc::S_ISGID as u64];
 
 /// No set-user/group-id files: a root-launched command runs as the host's uid 0, so
 /// `chmod u+s` on a copy of a shell in a writable root would plant a root shell for
-/// every local user. Denies `chmod`-family calls whose mode carries a set-id bit, and
-/// file creation (`open`/`openat` with `O_CREAT`, `creat`, `mknod`) with such a mode.
-/// `openat2` (mode inside a struct) is refused with `ENOSYS` by the second filter.
+/// every local user. Denies, on every call that can set a mode:
+/// - `chmod`, `fchmod`, `fchmodat`, `fchmodat2` with a set-id bit;
+/// - file creation with a set-id mode: `open`/`openat` with `O_CREAT` **or `O_TMPFILE`**
+///   (an unnamed file created with `06755` and then linked in with `linkat` — the mode
+///   applies at creation, so no later `chmod` is seen), `creat`, `mknod`, `mknodat`;
+/// - `mkdir`/`mkdirat` with `S_ISGID` (the kernel ignores it today; refused anyway so a
+///   directory mode never carries a set-id bit through this filter).
+///
+/// `openat2` (mode inside `struct open_how`, out of seccomp's reach) is refused with
+/// `ENOSYS` by the second filter, so libc falls back to `openat`.
 fn add_setid_mode_rules(map: &mut BTreeMap<i64, Vec<SeccompRule>>) -> Result<(), SeccompError> {
     use SeccompCmpArgLen::Dword;
     use SeccompCmpOp::MaskedEq;
@@ -125,31 +132,51 @@ fn add_setid_mode_rules(map: &mut BTreeMap<i64, Vec<SeccompRule>>) -> Result<(),
             .collect()
     };
     let create_rules = |flags_arg: u8, mode_arg: u8| -> Result<Vec<SeccompRule>, SeccompError> {
-        let creat = libc::O_CREAT as u64;
-        SETID_BITS
-            .iter()
-            .map(|bit| {
-                rule(vec![
-                    cond(flags_arg, Dword, MaskedEq(creat), creat)?,
-                    cond(mode_arg, Dword, MaskedEq(*bit), *bit)?,
-                ])
-            })
-            .collect()
+        let mut rules = Vec::new();
+        for flag in CREATING_OPEN_FLAGS {
+            for bit in SETID_BITS {
+                rules.push(rule(vec![
+                    cond(flags_arg, Dword, MaskedEq(flag), flag)?,
+                    cond(mode_arg, Dword, MaskedEq(bit), bit)?,
+                ])?);
+            }
+        }
+        Ok(rules)
+    };
+    let setgid = libc::S_ISGID as u64;
+    let mkdir_rules = |mode_arg: u8| -> Result<Vec<SeccompRule>, SeccompError> {
+        Ok(vec![rule(vec![cond(
+            mode_arg,
+            Dword,
+            MaskedEq(setgid),
+            setgid,
+        )?])?])
     };
     map.insert(libc::SYS_fchmod, mode_rules(1)?);
     map.insert(libc::SYS_fchmodat, mode_rules(2)?);
     map.insert(libc::SYS_fchmodat2, mode_rules(2)?);
     map.insert(libc::SYS_mknodat, mode_rules(2)?);
     map.insert(libc::SYS_openat, create_rules(2, 3)?);
+    map.insert(libc::SYS_mkdirat, mkdir_rules(2)?);
     #[cfg(target_arch = "x86_64")]
     {
         map.insert(libc::SYS_chmod, mode_rules(1)?);
         map.insert(libc::SYS_creat, mode_rules(1)?);
         map.insert(libc::SYS_mknod, mode_rules(1)?);
         map.insert(libc::SYS_open, create_rules(1, 2)?);
+        map.insert(libc::SYS_mkdir, mkdir_rules(1)?);
     }
     Ok(())
 }
+
+/// `open` flags that create a file and so apply the mode argument: `O_CREAT`, and the
+/// `__O_TMPFILE` bit of `O_TMPFILE` (`O_TMPFILE` is `__O_TMPFILE | O_DIRECTORY`; the
+/// kernel rejects `__O_TMPFILE` without `O_DIRECTORY`, so matching the bit alone is the
+/// stricter test).
+const CREATING_OPEN_FLAGS: [u64; 2] = [
+    libc::O_CREAT as u64,
+    (libc::O_TMPFILE & !libc::O_DIRECTORY) as u64,
+];
 
 /// Builds the rule table for `mode` (exposed for tests).
 fn rules(mode: NetworkSeccompMode) -> Result<BTreeMap<i64, Vec<SeccompRule>>, SeccompError> {

@@ -15,7 +15,7 @@ use crate::overrides::apply_override;
 use crate::overrides::parse_override;
 
 /// Top-level keys Airlock knows (spec 10). Only some are interpreted by this crate.
-const KNOWN_TOP_LEVEL_KEYS: [&str; 12] = [
+const KNOWN_TOP_LEVEL_KEYS: [&str; 14] = [
     "approval_policy",
     "approvals_reviewer",
     "default_permissions",
@@ -28,6 +28,8 @@ const KNOWN_TOP_LEVEL_KEYS: [&str; 12] = [
     "projects",
     "audit",
     "allowed_permission_profiles",
+    "sandbox",
+    "exec_policy",
 ];
 
 /// Where config comes from: the Airlock home and the user's home (for `~`).

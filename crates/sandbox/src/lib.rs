@@ -14,10 +14,13 @@
 mod denial;
 mod env_policy;
 mod manager;
+mod sandbox_config;
 mod sandbox_type;
 mod seatbelt;
 mod windows;
 
+#[cfg(target_os = "linux")]
+pub use airlock_linux_sandbox::status::{LaunchReport, StatusPipe};
 pub use denial::{ExecOutput, is_likely_sandbox_denied};
 pub use env_policy::{
     CORE_VARIABLES, DEFAULT_EXCLUDES, EnvPolicyError, Inherit, ShellEnvironmentPolicy,
@@ -26,6 +29,7 @@ pub use env_policy::{
 pub use manager::{
     SandboxExecRequest, SandboxManager, SandboxTransformError, SandboxTransformRequest,
 };
+pub use sandbox_config::{SandboxConfigError, bwrap_path_from_config};
 pub use sandbox_type::{
     SandboxType, SandboxablePreference, get_platform_sandbox, platform_sandbox_for,
 };

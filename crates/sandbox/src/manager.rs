@@ -57,6 +57,22 @@ pub struct SandboxExecRequest {
     pub sandbox: SandboxType,
     /// The profile the launch enforces (base + additional permissions).
     pub effective_profile: PermissionProfile,
+    /// `argv` runs the Linux helper, which accepts `--status-fd` to report whether the
+    /// sandbox was set up (see [`SandboxExecRequest::argv_with_status_fd`]).
+    pub reports_setup_status: bool,
+}
+
+impl SandboxExecRequest {
+    /// `argv` with `--status-fd FD` added to the helper's options (right after the
+    /// `linux-sandbox` subcommand); `argv` unchanged when the launch is not the helper.
+    #[must_use]
+    pub fn argv_with_status_fd(&self, fd: i32) -> Vec<String> {
+        let mut argv = self.argv.clone();
+        if self.reports_setup_status && argv.len() >= 2 {
+            argv.splice(2..2, ["--status-fd".to_owned(), fd.to_string()]);
+        }
+        argv
+    }
 }
 
 /// A transform that cannot produce a safe launch. Nothing was started.
@@ -104,6 +120,9 @@ pub enum SandboxTransformError {
 pub struct SandboxManager {
     /// Whether the Windows restricted-token sandbox is enabled (a feature flag).
     pub windows_sandbox_enabled: bool,
+    /// `[sandbox] bwrap_path`: the bubblewrap executable to use instead of the default
+    /// locations (absolute; checked by `airlock_linux_sandbox::bwrap_path`).
+    pub bwrap_path: Option<PathBuf>,
 }
 
 impl SandboxManager {
@@ -180,8 +199,15 @@ impl SandboxManager {
                 if is_wsl1() {
                     return Err(SandboxTransformError::Wsl1);
                 }
-                airlock_linux_sandbox::bwrap_path::find_bwrap()?;
-                linux_helper_argv(&helper, &request, &effective)
+                let policy = file_system_sandbox_policy(&effective);
+                airlock_linux_sandbox::bwrap_path::choose_bwrap(
+                    self.bwrap_path.as_deref(),
+                    &airlock_linux_sandbox::bwrap_path::writable_roots(
+                        &policy,
+                        &request.sandbox_policy_cwd,
+                    ),
+                )?;
+                linux_helper_argv(&helper, &request, &effective, self.bwrap_path.as_deref())
             }
             SandboxType::MacosSeatbelt => {
                 if std::env::consts::OS != "macos" {
@@ -213,6 +239,7 @@ impl SandboxManager {
             cwd: request.cwd,
             env,
             arg0: None,
+            reports_setup_status: request.sandbox == SandboxType::LinuxSeccomp,
             sandbox: request.sandbox,
             effective_profile: effective,
         })
@@ -231,6 +258,7 @@ fn linux_helper_argv(
     helper: &Path,
     request: &SandboxTransformRequest,
     effective: &PermissionProfile,
+    bwrap_path: Option<&Path>,
 ) -> Vec<String> {
     let args = HelperArgs {
         sandbox_policy_cwd: request.sandbox_policy_cwd.clone(),
@@ -239,6 +267,8 @@ fn linux_helper_argv(
         use_legacy_landlock: request.use_legacy_landlock,
         no_proc: false,
         apply_seccomp_then_exec: false,
+        bwrap_path: bwrap_path.map(Path::to_path_buf),
+        status_fd: None,
         command: request.command.iter().map(Into::into).collect(),
     };
     std::iter::once(helper.to_string_lossy().into_owned())
@@ -373,7 +403,7 @@ mod tests {
     #[test]
     #[cfg(target_os = "linux")]
     fn linux_transform_invokes_the_helper_with_the_effective_profile() {
-        if airlock_linux_sandbox::bwrap_path::find_bwrap().is_err() {
+        if airlock_linux_sandbox::bwrap_path::choose_bwrap(None, &[]).is_err() {
             // The error path is covered above; this host lacks bubblewrap.
             let err = SandboxManager::default()
                 .transform(request(SandboxType::LinuxSeccomp))

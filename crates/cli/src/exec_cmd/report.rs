@@ -49,9 +49,12 @@ pub fn render(record: &AuditRecord) -> String {
     for attempt in &record.trace.attempts {
         let ending = match (&attempt.error, attempt.exit_code) {
             (Some(error), _) => format!("not started: {error}"),
-            (None, Some(code)) if attempt.sandbox_denied => {
-                format!("exit {code}, blocked by the sandbox")
-            }
+            (None, Some(code)) if attempt.sandbox_denied => match attempt.denial_evidence {
+                Some(airlock_core::orchestrator::DenialEvidence::OutputOnly) => format!(
+                    "exit {code}, blocked by the sandbox (as its output says; a retry without the sandbox is asked for again)"
+                ),
+                _ => format!("exit {code}, blocked by the sandbox"),
+            },
             (None, Some(code)) => format!("exit {code}"),
             (None, None) => "no result".to_owned(),
         };
@@ -76,6 +79,24 @@ pub fn render(record: &AuditRecord) -> String {
     }
     if let Some(no_retry) = record.trace.no_retry {
         let _ = writeln!(out, "  not retried: {}", no_retry.describe());
+    }
+    if let Some(refused) = &record.trace.unsandboxed_refused {
+        let _ = writeln!(out, "  kept in the sandbox: {refused}");
+    }
+    if let Some(policy) = &record.policy {
+        if policy.unsandboxed.bypass_refused
+            && let Some(refused) = &policy.unsandboxed.refused
+        {
+            let _ = writeln!(out, "  kept in the sandbox: {refused}");
+        }
+        if policy.unsandboxed.bypass_disabled_by_config {
+            out.push_str(
+                "  kept in the sandbox: `[exec_policy] allow_rules_bypass_sandbox = false`\n",
+            );
+        }
+        for note in &policy.unsandboxed.notes {
+            let _ = writeln!(out, "  runs workspace code unconfined: {note}");
+        }
     }
     out.push_str("airlock: outcome\n");
     let _ = writeln!(

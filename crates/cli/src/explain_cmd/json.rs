@@ -46,6 +46,7 @@ pub(super) fn render(explanation: &Explanation) -> String {
         "decision": outcome.decision,
         "requirement": requirement(&outcome.requirement),
         "reviewer": explanation.reviewer,
+        "unsandboxed": outcome.unsandboxed,
         "first_attempt_sandboxed": explanation.first_attempt_sandboxed,
     });
     let mut text = object.to_string();

@@ -157,6 +157,23 @@ pub(super) fn render(explanation: &Explanation) -> String {
         );
     }
     let _ = writeln!(out, "  reviewer: {}", explanation.reviewer);
+    let unsandboxed = &outcome.unsandboxed;
+    if unsandboxed.bypass_disabled_by_config {
+        let _ = writeln!(
+            out,
+            "  stays in the sandbox: `[exec_policy] allow_rules_bypass_sandbox = false` (allow rules skip only the prompt)"
+        );
+    }
+    if let Some(refused) = &unsandboxed.refused {
+        let _ = writeln!(
+            out,
+            "  never runs outside the sandbox: {}",
+            visible(refused)
+        );
+    }
+    for note in &unsandboxed.notes {
+        let _ = writeln!(out, "  runs workspace code unconfined: {}", visible(note));
+    }
 
     let _ = writeln!(out, "\nenforcement layer");
     let first = match explanation.first_attempt_sandboxed {

@@ -279,6 +279,7 @@ impl Harness {
                 output: OutputMode::Capture,
                 amendment_file: Some(dirs.home.join("rules/default.rules")),
                 audit_log: Some(dirs.home.join("log/audit.jsonl")),
+                allow_rules_bypass_sandbox: true,
             },
             approval_config,
             exec_policy,

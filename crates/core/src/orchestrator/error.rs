@@ -33,7 +33,22 @@ pub enum ToolError {
         output: ExecOutput,
         /// Set when the denial was a network-policy decision (managed network only).
         network: Option<NetworkDenial>,
+        /// Who saw the refusal: only a refusal Airlock observed itself lets an unsandboxed
+        /// retry skip the second approval (spec 07 step 6, Airlock addition).
+        evidence: DenialEvidence,
     },
+}
+
+/// Why a run counts as a sandbox denial (spec 07 step 6).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DenialEvidence {
+    /// Inferred from the command's output text or exit code (spec 05 §Denial detection),
+    /// which the command controls: the unsandboxed retry is always asked again.
+    OutputOnly,
+    /// Airlock itself observed the refusal (a seccomp notification, a network-proxy
+    /// decision, an errno on a path the mount plan denies), not the command's word.
+    Observed,
 }
 
 impl ToolError {
@@ -72,6 +87,16 @@ pub enum ExecError {
         /// The OS error.
         #[source]
         source: std::io::Error,
+    },
+    /// The sandbox's own set-up failed (bubblewrap could not create a namespace or a
+    /// mount, the helper refused the launch): the command never ran, and this is never
+    /// retried without the sandbox (spec 07 step 6).
+    #[error(
+        "could not start the sandbox: {cause}; nothing ran. Run `airlock doctor` to see what this host is missing and how to fix it"
+    )]
+    SandboxSetup {
+        /// What the helper or bubblewrap reported.
+        cause: String,
     },
     /// Waiting for the process or reading its output failed.
     #[error("lost track of the running command: {0}")]

@@ -15,6 +15,7 @@ mod traits;
 
 pub use attempt::AttemptPhase;
 pub use attempt::SandboxAttempt;
+pub use error::DenialEvidence;
 pub use error::ExecError;
 pub use error::NetworkDenial;
 pub use error::ToolError;

@@ -27,6 +27,9 @@ pub struct DenialFacts<'a> {
     pub strict_auto_review: bool,
     /// `tool.should_bypass_approval(policy, already_approved)`.
     pub should_bypass_approval: bool,
+    /// Airlock itself observed the refusal ([`super::DenialEvidence::Observed`]); a
+    /// denial inferred from the command's own output never skips the second approval.
+    pub denial_observed: bool,
 }
 
 /// The retry step 6 allows.
@@ -49,8 +52,9 @@ pub struct RetryPlan {
 /// 4. deny-read present and no network context → no retry (invariant 2);
 /// 5. otherwise retry, with `retry_reason` ([`network_retry_reason`] or
 ///    [`sandbox_retry_reason`]) and `bypass_retry_approval = !strict_auto_review &&
-///    should_bypass_approval && no network context` (invariant 7: strict review is never
-///    reused).
+///    should_bypass_approval && no network context && denial_observed` (invariant 7:
+///    strict review is never reused; Airlock addition: output the command controls is
+///    no evidence).
 ///
 /// # Errors
 /// The [`NoRetryReason`] when the denial must be returned as is.
@@ -83,7 +87,8 @@ pub fn plan_retry(
         retry_reason,
         bypass_retry_approval: !facts.strict_auto_review
             && facts.should_bypass_approval
-            && facts.network_context.is_none(),
+            && facts.network_context.is_none()
+            && facts.denial_observed,
         keep_sandbox: !facts.unsandboxed_execution_allowed,
     })
 }

@@ -23,6 +23,7 @@ use airlock_sandbox::WindowsSandboxLevel;
 
 use super::attempt::AttemptPhase;
 use super::attempt::SandboxAttempt;
+use super::error::DenialEvidence;
 use super::error::ExecError;
 use super::error::ToolError;
 use super::retry::DenialFacts;
@@ -190,11 +191,19 @@ impl ToolOrchestrator {
             }
         };
         // Step 4: first-attempt override.
-        let sandbox_override = sandbox_override_for_first_attempt(
+        let mut sandbox_override = sandbox_override_for_first_attempt(
             tool.sandbox_permissions(req),
             &requirement,
             &inputs.fs_policy,
         );
+        let refusal = tool.unsandboxed_refusal(req);
+        if sandbox_override == SandboxOverride::BypassSandboxFirstAttempt
+            && let Some(reason) = &refusal
+        {
+            // Issue 11: it stays confined, and the record says why.
+            sandbox_override = SandboxOverride::NoOverride;
+            trace.unsandboxed_refused = Some(reason.clone());
+        }
         trace.first_attempt_override = Some(sandbox_override);
         // Step 5: the first attempt.
         let preference = tool.sandbox_preference();
@@ -219,8 +228,12 @@ impl ToolOrchestrator {
             &inputs,
             ctx.environment,
         );
-        let (output, network) = match run_attempt(tool, req, &first, trace).await {
-            Err(ToolError::SandboxDenied { output, network }) => (output, network),
+        let (output, network, evidence) = match run_attempt(tool, req, &first, trace).await {
+            Err(ToolError::SandboxDenied {
+                output,
+                network,
+                evidence,
+            }) => (output, network, evidence),
             other => return other,
         };
         // Step 6: the denial.
@@ -238,12 +251,26 @@ impl ToolOrchestrator {
             unsandboxed_execution_allowed: inputs.fs_policy.unsandboxed_execution_allowed(),
             strict_auto_review: inputs.strict,
             should_bypass_approval: tool.should_bypass_approval(inputs.policy, already_approved),
+            denial_observed: evidence == DenialEvidence::Observed,
         };
         let plan = match plan_retry(&facts, &output) {
+            Ok(plan) if !plan.keep_sandbox && refusal.is_some() => {
+                trace.unsandboxed_refused.clone_from(&refusal);
+                trace.no_retry = Some(super::trace::NoRetryReason::PlantedCode);
+                return Err(ToolError::SandboxDenied {
+                    output,
+                    network,
+                    evidence,
+                });
+            }
             Ok(plan) => plan,
             Err(reason) => {
                 trace.no_retry = Some(reason);
-                return Err(ToolError::SandboxDenied { output, network });
+                return Err(ToolError::SandboxDenied {
+                    output,
+                    network,
+                    evidence,
+                });
             }
         };
         trace.retry_reason = Some(plan.retry_reason.clone());
@@ -389,9 +416,12 @@ async fn run_attempt<Req, T: ToolRuntime<Req>>(
     record.duration_ms = millis(started);
     match &result {
         Ok(output) => record.exit_code = Some(output.exit_code),
-        Err(ToolError::SandboxDenied { output, .. }) => {
+        Err(ToolError::SandboxDenied {
+            output, evidence, ..
+        }) => {
             record.exit_code = Some(output.exit_code);
             record.sandbox_denied = true;
+            record.denial_evidence = Some(*evidence);
         }
         Err(error) => record.error = Some(error.to_string()),
     }

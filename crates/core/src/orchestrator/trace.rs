@@ -52,6 +52,10 @@ pub struct AttemptRecord {
     pub exit_code: Option<i32>,
     /// Whether the failure was attributed to the sandbox (spec 05 §Denial detection).
     pub sandbox_denied: bool,
+    /// For a denial: whether Airlock observed it or only the command's output says so
+    /// (an output-only denial never skips the retry's approval, spec 07 step 6).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub denial_evidence: Option<super::DenialEvidence>,
     /// Why the process could not be started, when it could not.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
@@ -69,6 +73,7 @@ impl AttemptRecord {
             sandbox_requested: attempt.sandbox_requested,
             exit_code: None,
             sandbox_denied: false,
+            denial_evidence: None,
             error: None,
             duration_ms: 0,
         }
@@ -87,6 +92,9 @@ pub enum NoRetryReason {
     PolicyDisallowsUnsandboxedApproval,
     /// The filesystem policy has deny-read entries (spec README invariant 2).
     DenyReadIsSticky,
+    /// Outside the sandbox it would run code a sandboxed command could have planted (see
+    /// [`CallTrace::unsandboxed_refused`]; issue 11).
+    PlantedCode,
 }
 
 impl NoRetryReason {
@@ -103,6 +111,9 @@ impl NoRetryReason {
             }
             Self::DenyReadIsSticky => {
                 "the permission profile denies reads, so it never runs without the sandbox"
+            }
+            Self::PlantedCode => {
+                "outside the sandbox it would run code a sandboxed command could have planted"
             }
         }
     }
@@ -129,6 +140,10 @@ pub struct CallTrace {
     /// Why a denial was not retried.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub no_retry: Option<NoRetryReason>,
+    /// Why a run that would have left the sandbox (allow-rule bypass, escalation, retry)
+    /// stayed in it: it would have run code a sandboxed command could have planted.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unsandboxed_refused: Option<String>,
     /// Prefix rules accepted with `approved_execpolicy_amendment` (persisted by the approval
     /// layer before delivery; a failure to persist is a warning event).
     pub amendments: Vec<Vec<String>>,
@@ -149,6 +164,7 @@ impl CallTrace {
             attempts: Vec::new(),
             retry_reason: None,
             no_retry: None,
+            unsandboxed_refused: None,
             amendments: Vec::new(),
             duration_ms: 0,
         }

@@ -54,6 +54,12 @@ pub trait Approvable<Req> {
     /// When the request cannot be described (the call is refused with an execution error).
     fn approval_action(&self, req: &Req, call_id: &str) -> std::io::Result<ApprovalAction>;
 
+    /// Why this request must never run outside the sandbox, if so: it would run code a
+    /// sandboxed command could have planted (issue 11). Default: nothing known.
+    fn unsandboxed_refusal(&self, _req: &Req) -> Option<String> {
+        None
+    }
+
     /// Whether a retry may skip the second approval (spec 07 step 6; reference §3 step 3.5):
     /// default `already_approved || policy == never`.
     fn should_bypass_approval(&self, policy: AskForApproval, already_approved: bool) -> bool {

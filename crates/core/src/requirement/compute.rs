@@ -106,6 +106,7 @@ pub fn create_exec_approval_requirement_for_command(
             .is_none()
             .then(|| "the exec policy could not be loaded".to_owned()),
         requirement,
+        unsandboxed: crate::unsandboxed::UnsandboxedReview::default(),
     })
 }
 

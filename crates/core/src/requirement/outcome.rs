@@ -113,6 +113,9 @@ pub struct RequirementOutcome {
     pub policy_unavailable: Option<String>,
     /// The result.
     pub requirement: ExecApprovalRequirement,
+    /// What running it outside the sandbox would run (issue 11); filled in by
+    /// [`crate::unsandboxed::apply_review`], empty from the pure computation.
+    pub unsandboxed: crate::unsandboxed::UnsandboxedReview,
 }
 
 impl RequirementOutcome {

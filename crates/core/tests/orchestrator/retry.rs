@@ -35,6 +35,46 @@ async fn untrusted_denial_retries_unsandboxed_without_asking_again() {
     );
 }
 
+/// Under `untrusted`, a denial inferred only from the command's output (it printed
+/// "Read-only file system" itself, or really hit one: Airlock cannot tell) is no reason to
+/// drop the sandbox unasked: the retry is asked again with its reason, and declining it
+/// means no unsandboxed attempt ran (spec 07 step 6, Airlock addition).
+#[tokio::test]
+async fn untrusted_output_only_denial_asks_again_before_the_unsandboxed_retry() {
+    let reviewers = Reviewers::new();
+    let tool = FakeTool::new(needs_approval(), Scripted::DeniedByOutput);
+    let outcome = Run::new(
+        AskForApproval::UnlessTrusted,
+        config(&reviewers.hook_allow_first_deny_retry()),
+    )
+    .go(&tool)
+    .await;
+    assert!(
+        matches!(&outcome.result, Err(ToolError::Rejected { .. })),
+        "{:?} {:?}",
+        outcome.result,
+        reviewers.requests("hook")
+    );
+    let attempts = tool.attempts();
+    assert_eq!(attempts.len(), 1, "no unsandboxed attempt ran");
+    assert_eq!(attempts[0].sandbox, platform_sandbox());
+    let requests = reviewers.requests("hook");
+    assert_eq!(requests.len(), 2, "{requests:?}");
+    assert_eq!(
+        outcome.trace.retry_reason.as_deref(),
+        Some(
+            "command failed in the sandbox; retry without sandbox? (touch: cannot touch '/elsewhere/file': Read-only file system)"
+        )
+    );
+    assert_eq!(
+        sources(&outcome),
+        vec![
+            (AttemptPhase::First, DecisionSource::Hook),
+            (AttemptPhase::Retry, DecisionSource::Hook)
+        ]
+    );
+}
+
 /// Under `untrusted`, a command that needed no approval (`Skip`) is asked about before the
 /// unsandboxed retry; the hook sees the retry id and a denial ends the call.
 #[tokio::test]

@@ -13,6 +13,7 @@ pub use airlock_approval::DecisionSource;
 pub use airlock_approval::TurnSettings;
 pub use airlock_core::orchestrator::Approvable;
 pub use airlock_core::orchestrator::AttemptPhase;
+pub use airlock_core::orchestrator::DenialEvidence;
 pub use airlock_core::orchestrator::NetworkDenial;
 pub use airlock_core::orchestrator::NoRetryReason;
 pub use airlock_core::orchestrator::Sandboxable;
@@ -35,7 +36,10 @@ pub use tempfile::TempDir;
 #[derive(Clone, Debug)]
 pub enum Scripted {
     Exit(i32),
+    /// A denial Airlock observed itself (`DenialEvidence::Observed`).
     Denied,
+    /// A denial inferred only from the command's output (`DenialEvidence::OutputOnly`).
+    DeniedByOutput,
     NetworkDenied(Option<NetworkApprovalContext>),
 }
 
@@ -112,12 +116,19 @@ impl ToolRuntime<Req> for FakeTool {
             Scripted::Denied => Err(ToolError::SandboxDenied {
                 output: output(1),
                 network: None,
+                evidence: DenialEvidence::Observed,
+            }),
+            Scripted::DeniedByOutput => Err(ToolError::SandboxDenied {
+                output: output(1),
+                network: None,
+                evidence: DenialEvidence::OutputOnly,
             }),
             Scripted::NetworkDenied(context) => Err(ToolError::SandboxDenied {
                 output: output(1),
                 network: Some(NetworkDenial {
                     context: context.clone(),
                 }),
+                evidence: DenialEvidence::Observed,
             }),
         }
     }
@@ -165,6 +176,31 @@ impl Reviewers {
                 "tr -d '\\n' >> '{}'\necho >> '{}'\n{answer}\n",
                 self.log("hook").display(),
                 self.log("hook").display()
+            ),
+        )
+        .unwrap();
+        format!(
+            "[[hooks.permission_request]]\nmatcher = \"*\"\ncommand = \"sh '{}'\"\ntimeout = 10\n",
+            script.display()
+        )
+    }
+
+    /// A hook that allows the first request it receives and denies every later one (the
+    /// retry's), logging each like [`Reviewers::hook`].
+    pub fn hook_allow_first_deny_retry(&self) -> String {
+        let script = self.dir.path().join("hook.sh");
+        let answer = |behavior: &str| {
+            format!(
+                "echo '{{\"hookSpecificOutput\":{{\"hookEventName\":\"PermissionRequest\",\"decision\":{{\"behavior\":\"{behavior}\"}}}}}}'"
+            )
+        };
+        std::fs::write(
+            &script,
+            format!(
+                "seen=$(cat '{log}' 2>/dev/null | wc -l)\ntr -d '\\n' >> '{log}'\necho >> '{log}'\nif [ \"$seen\" -eq 0 ]; then {allow}; else {deny}; fi\n",
+                log = self.log("hook").display(),
+                deny = answer("deny"),
+                allow = answer("allow"),
             ),
         )
         .unwrap();

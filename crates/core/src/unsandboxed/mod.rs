@@ -1,0 +1,438 @@
+//! Before a command leaves the sandbox (an allow rule's bypass, an approved escalation,
+//! an unsandboxed retry): could it run something a sandboxed command planted? (issue 11
+//! item 4.)
+//!
+//! Everything a confined run can write is hostile input to what later runs outside the
+//! sandbox. Two kinds of programs read such input from their working tree:
+//! - `git`, which runs programs named by its repository's configuration and hooks: the
+//!   repository git would use is found ([`git_repo`]) and, when it could carry planted
+//!   code, the run stays in the sandbox ([`UnsandboxedReview::refused`]); Mercurial (`hg`,
+//!   `.hg/hgrc` hooks and extensions) likewise;
+//! - build tools, which run workspace code by design (`cargo build`, `make`, `npm run`):
+//!   nothing can make them safe, so the review only says so ([`UnsandboxedReview::notes`]),
+//!   for `explain`, `-v` and the audit record.
+
+pub mod git_config;
+pub mod git_repo;
+mod hg_repo;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use airlock_permissions::{FileSystemPolicyQueries, ResolveContext};
+use airlock_protocol::FileSystemSandboxPolicy;
+use airlock_shell::ParsedCommand;
+use serde::Serialize;
+
+/// What the review found for one command.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct UnsandboxedReview {
+    /// Why the command must not run outside the sandbox, if it must not.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub refused: Option<String>,
+    /// Notes on programs that run workspace code when they run outside the sandbox.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
+    /// Set when `[exec_policy] allow_rules_bypass_sandbox = false` kept an allow rule from
+    /// skipping the sandbox.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub bypass_disabled_by_config: bool,
+    /// Set when [`Self::refused`] kept an allow rule's bypass from skipping the sandbox.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub bypass_refused: bool,
+}
+
+impl UnsandboxedReview {
+    /// Nothing found.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.refused.is_none() && self.notes.is_empty() && !self.bypass_disabled_by_config
+    }
+}
+
+/// Where the command runs and what the sandbox could have written.
+pub struct ReviewContext<'a> {
+    /// The command's working directory (absolute).
+    pub cwd: &'a Path,
+    /// The command's environment (`GIT_DIR`, `HOME` are read).
+    pub env: &'a BTreeMap<String, String>,
+    /// The filesystem policy the sandboxed runs of this session use.
+    pub fs_policy: &'a FileSystemSandboxPolicy,
+}
+
+/// Programs that run code from their working tree by design (build scripts, Makefiles,
+/// package scripts, test suites, task runners).
+const BUILD_TOOLS: &[&str] = &[
+    "cargo",
+    "make",
+    "gmake",
+    "cmake",
+    "ninja",
+    "meson",
+    "npm",
+    "npx",
+    "yarn",
+    "pnpm",
+    "bun",
+    "node",
+    "deno",
+    "pip",
+    "pip3",
+    "poetry",
+    "uv",
+    "tox",
+    "nox",
+    "pytest",
+    "go",
+    "gradle",
+    "gradlew",
+    "mvn",
+    "mvnw",
+    "ant",
+    "sbt",
+    "bazel",
+    "bazelisk",
+    "just",
+    "rake",
+    "bundle",
+    "composer",
+    "mix",
+    "dotnet",
+    "swift",
+    "python",
+    "python3",
+    "ruby",
+    "perl",
+    "php",
+    "direnv",
+    "pre-commit",
+    "lefthook",
+];
+
+/// Reviews every command the shell could run (the deny view), tracking `cd`.
+#[must_use]
+pub fn review_command(parsed: &ParsedCommand, ctx: &ReviewContext<'_>) -> UnsandboxedReview {
+    let mut review = UnsandboxedReview::default();
+    // Each root and its protected subpaths as spelled and with symlinks resolved, so a
+    // path is judged whichever way it is written.
+    let canonical =
+        |path: &Path| std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+    let writable_roots: Vec<(PathBuf, Vec<PathBuf>)> = ctx
+        .fs_policy
+        .get_writable_roots(&ResolveContext::new(ctx.cwd))
+        .into_iter()
+        .flat_map(|root| {
+            let resolved = (
+                canonical(&root.root),
+                root.read_only_subpaths
+                    .iter()
+                    .map(|p| canonical(p))
+                    .collect(),
+            );
+            [(root.root, root.read_only_subpaths), resolved]
+        })
+        .collect();
+    let writable = |path: &Path| {
+        writable_roots.iter().any(|(root, protected)| {
+            path.starts_with(root) && !protected.iter().any(|sub| path.starts_with(sub))
+        })
+    };
+    let home = ctx.env.get("HOME").map(PathBuf::from);
+    // `GIT_DIR=x git ...`, `env GIT_CONFIG_GLOBAL=x git ...`: the command itself changes
+    // which repository or configuration git reads; not modelled, so refused.
+    let git_assignment = parsed
+        .assignments
+        .iter()
+        .find(|assignment| assignment.name.starts_with("GIT_"))
+        .map(|assignment| assignment.name.clone());
+    // Every directory the commands may run in so far (`None`: one we cannot tell).
+    let mut dirs: Vec<Option<PathBuf>> = vec![Some(ctx.cwd.to_path_buf())];
+    for argv in parsed.inner_argvs() {
+        let Some(program) = argv.first() else {
+            continue;
+        };
+        let name = Path::new(program)
+            .file_name()
+            .map_or_else(|| program.clone(), |n| n.to_string_lossy().into_owned());
+        match name.as_str() {
+            "cd" | "pushd" => {
+                dirs.push(cd_target(
+                    argv,
+                    dirs.last().cloned().flatten(),
+                    home.as_deref(),
+                ));
+            }
+            // Exec wrappers that change directory before running the wrapped command.
+            "env" | "sudo" | "doas" if changes_directory(argv) => dirs.push(None),
+            "git" if review.refused.is_none() => {
+                review.refused = match &git_assignment {
+                    Some(name) => Some(format!(
+                        "`{}` runs with `{name}` set by the command itself, which changes the repository or configuration git uses",
+                        argv.join(" ")
+                    )),
+                    None => dirs.iter().find_map(|dir| {
+                        git_refusal(argv, dir.as_deref(), ctx, &writable, home.as_deref())
+                    }),
+                };
+            }
+            "hg" if review.refused.is_none() => {
+                review.refused = dirs
+                    .iter()
+                    .find_map(|dir| hg_repo::hg_refusal(argv, dir.as_deref(), &writable));
+            }
+            other if BUILD_TOOLS.contains(&other) => {
+                let note = format!(
+                    "`{}` runs code from its working tree (build scripts, configuration, package scripts), which a sandboxed command could have written; outside the sandbox that code runs unconfined",
+                    argv.join(" ")
+                );
+                if !review.notes.contains(&note) {
+                    review.notes.push(note);
+                }
+            }
+            _ => {}
+        }
+    }
+    review
+}
+
+/// `env -C DIR`, `env --chdir=DIR`, `sudo -D DIR` / `--chdir`: the wrapped command runs
+/// elsewhere (the directory is not tracked: fail closed).
+fn changes_directory(argv: &[String]) -> bool {
+    argv.iter().skip(1).any(|arg| {
+        arg.starts_with("--chdir")
+            || (arg.starts_with('-')
+                && !arg.starts_with("--")
+                && (arg.contains('C') || arg.contains('D')))
+    })
+}
+
+/// Where `cd ARGS` goes from `current`; `None` when it cannot be told (`cd -`, an
+/// expansion, an unknown start).
+fn cd_target(argv: &[String], current: Option<PathBuf>, home: Option<&Path>) -> Option<PathBuf> {
+    let target = argv
+        .iter()
+        .skip(1)
+        .find(|arg| !arg.starts_with('-') || *arg == "-");
+    match target.map(String::as_str) {
+        None => home.map(Path::to_path_buf),
+        Some(t) if t == "-" || t.contains('$') || t.contains('`') || t.starts_with('~') => None,
+        Some(t) => current.map(|dir| dir.join(t)),
+    }
+}
+
+fn git_refusal(
+    argv: &[String],
+    dir: Option<&Path>,
+    ctx: &ReviewContext<'_>,
+    writable: &dyn Fn(&Path) -> bool,
+    home: Option<&Path>,
+) -> Option<String> {
+    let Some(dir) = dir else {
+        return Some(format!(
+            "`{}` may run in a directory Airlock cannot determine, so its repository cannot be checked for planted configuration",
+            argv.join(" ")
+        ));
+    };
+    let location = git_repo::locate(argv, dir, ctx.env.get("GIT_DIR").map(String::as_str));
+    let env = |name: &str| ctx.env.get(name).cloned();
+    let found = git_repo::check_user_config(&env, writable, home).and_then(|()| {
+        git_repo::discover(&location).and_then(|repo| match repo {
+            Some(repo) => git_repo::check_repository(&repo, writable, home),
+            None => Ok(()),
+        })
+    });
+    found.err().map(|git_repo::Unsafe(why)| {
+        format!(
+            "`{}` would read configuration a sandboxed command could have planted code in: {why}",
+            argv.join(" ")
+        )
+    })
+}
+
+/// `[exec_policy] allow_rules_bypass_sandbox` (default `true`): `false` makes allow rules
+/// skip only the prompt, never the sandbox.
+///
+/// # Errors
+/// The config file, key and fix when the value is not a boolean.
+pub fn allow_rules_bypass_sandbox(
+    config: &airlock_permissions::AirlockConfig,
+) -> Result<bool, String> {
+    match config
+        .table
+        .get("exec_policy")
+        .and_then(|section| section.get("allow_rules_bypass_sandbox"))
+    {
+        None => Ok(true),
+        Some(toml::Value::Boolean(value)) => Ok(*value),
+        Some(other) => Err(format!(
+            "{}: invalid `exec_policy.allow_rules_bypass_sandbox`: {other} is not true or false",
+            config.origin
+        )),
+    }
+}
+
+/// Applies `review` to a requirement: an allow rule's `Skip { bypass_sandbox: true }`
+/// becomes a sandboxed `Skip` when the review refused the bypass or `allow_bypass` is
+/// false. Returns the review with `bypass_disabled_by_config` set when that applied, and
+/// its build-tool notes only when the command may still run outside the sandbox (a
+/// bypass, or an escalation request: `escalation`).
+pub fn apply_review(
+    requirement: &mut airlock_protocol::ExecApprovalRequirement,
+    mut review: UnsandboxedReview,
+    allow_bypass: bool,
+    escalation: bool,
+) -> UnsandboxedReview {
+    if let airlock_protocol::ExecApprovalRequirement::Skip { bypass_sandbox, .. } = requirement
+        && *bypass_sandbox
+    {
+        if !allow_bypass {
+            review.bypass_disabled_by_config = true;
+            *bypass_sandbox = false;
+        } else if review.refused.is_some() {
+            review.bypass_refused = true;
+            *bypass_sandbox = false;
+        }
+    }
+    let leaves_sandbox = matches!(
+        requirement,
+        airlock_protocol::ExecApprovalRequirement::Skip {
+            bypass_sandbox: true,
+            ..
+        }
+    ) || (escalation && review.refused.is_none());
+    if !leaves_sandbox {
+        review.notes.clear();
+    }
+    // A refusal is kept either way: an unsandboxed retry after a denial must not run it.
+    review
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+
+    use super::*;
+    use airlock_protocol::{FileSystemAccessMode, FileSystemSandboxEntry, FileSystemSandboxKind};
+
+    fn argv(words: &[&str]) -> Vec<String> {
+        words.iter().map(|w| (*w).to_owned()).collect()
+    }
+
+    /// A policy writing only `root` (its `.git` protected, as every writable root's).
+    fn writing(root: &Path) -> FileSystemSandboxPolicy {
+        FileSystemSandboxPolicy {
+            kind: FileSystemSandboxKind::Restricted,
+            glob_scan_max_depth: None,
+            entries: vec![
+                FileSystemSandboxEntry::path("/", FileSystemAccessMode::Read),
+                FileSystemSandboxEntry::path(root, FileSystemAccessMode::Write),
+            ],
+        }
+    }
+
+    fn review(words: &[&str], cwd: &Path, policy: &FileSystemSandboxPolicy) -> UnsandboxedReview {
+        let parsed = airlock_shell::parse_command(&argv(words)).unwrap();
+        let env = BTreeMap::new();
+        review_command(
+            &parsed,
+            &ReviewContext {
+                cwd,
+                env: &env,
+                fs_policy: policy,
+            },
+        )
+    }
+
+    fn git_init(dir: &Path) {
+        let ok = std::process::Command::new("git")
+            .args(["init", "-q"])
+            .arg(dir)
+            .status()
+            .unwrap();
+        assert!(ok.success());
+    }
+
+    #[test]
+    fn nested_repositories_in_writable_roots_are_refused_and_cd_is_tracked() {
+        let ws = tempfile::tempdir().unwrap();
+        let ws = std::fs::canonicalize(ws.path()).unwrap();
+        git_init(&ws);
+        git_init(&ws.join("sub"));
+        let policy = writing(&ws);
+        assert_eq!(review(&["git", "status"], &ws, &policy).refused, None);
+        for command in [
+            &["git", "-C", "sub", "status"][..],
+            &["bash", "-lc", "cd sub && git status"],
+            &["bash", "-lc", "cd \"$X\" && git status"],
+            &["env", "-C", "sub", "git", "status"],
+            &["env", "GIT_DIR=sub/.git", "git", "status"],
+        ] {
+            let found = review(command, &ws, &policy);
+            assert!(found.refused.is_some(), "{command:?}");
+        }
+        assert!(
+            review(&["git", "-C", "sub", "status"], &ws, &policy)
+                .refused
+                .unwrap()
+                .contains("sub/.git is writable")
+        );
+    }
+
+    #[test]
+    fn mercurial_repositories_are_checked_too() {
+        let ws = tempfile::tempdir().unwrap();
+        let ws = std::fs::canonicalize(ws.path()).unwrap();
+        std::fs::create_dir_all(ws.join("sub/.hg")).unwrap();
+        let policy = writing(&ws);
+        let found = review(&["hg", "status"], &ws.join("sub"), &policy);
+        assert!(
+            found
+                .refused
+                .unwrap()
+                .contains("writable inside the sandbox")
+        );
+        let outside = writing(Path::new("/nonexistent-root"));
+        assert_eq!(
+            review(&["hg", "status"], &ws.join("sub"), &outside).refused,
+            None
+        );
+        std::fs::write(
+            ws.join("sub/.hg/hgrc"),
+            "[hooks]
+update = x
+",
+        )
+        .unwrap();
+        assert!(
+            review(&["hg", "status"], &ws.join("sub"), &outside)
+                .refused
+                .is_some()
+        );
+    }
+
+    #[test]
+    fn build_tools_get_a_note_and_config_can_turn_bypass_off() {
+        let ws = tempfile::tempdir().unwrap();
+        let policy = writing(ws.path());
+        let found = review(&["bash", "-lc", "cargo build && make"], ws.path(), &policy);
+        assert_eq!(found.notes.len(), 2, "{found:?}");
+        let mut skip = airlock_protocol::ExecApprovalRequirement::Skip {
+            bypass_sandbox: true,
+            proposed_execpolicy_amendment: None,
+        };
+        let applied = apply_review(&mut skip, found.clone(), false, false);
+        assert!(applied.bypass_disabled_by_config && applied.notes.is_empty());
+        assert!(matches!(
+            skip,
+            airlock_protocol::ExecApprovalRequirement::Skip {
+                bypass_sandbox: false,
+                ..
+            }
+        ));
+        let mut skip = airlock_protocol::ExecApprovalRequirement::Skip {
+            bypass_sandbox: true,
+            proposed_execpolicy_amendment: None,
+        };
+        assert_eq!(apply_review(&mut skip, found, true, false).notes.len(), 2);
+    }
+}

@@ -1,0 +1,204 @@
+//! Telling a failure of the sandbox's own set-up from the command's own failure
+//! (spec 07 step 6: a set-up failure is an execution error, never a denial).
+//!
+//! The launcher opens a status pipe and hands its write end to the helper
+//! (`--status-fd N`). What arrives on it:
+//! - `{"airlock-setup-error": "<message>"}` — written by the helper when it cannot
+//!   prepare the launch (bubblewrap missing or untrusted, a path that cannot be
+//!   resolved, seccomp, Landlock);
+//! - `{"airlock-exec": true}` — written by the helper right before it execs the command
+//!   itself (seccomp-only and Landlock launches; the descriptor is close-on-exec then);
+//! - bubblewrap's `--json-status-fd` lines: `{ "child-pid": .. }` once the sandbox
+//!   process exists and `{ "exit-code": N }` once the *command* it started has ended.
+//!   bubblewrap writes no `exit-code` when its set-up (namespaces, mounts, seccomp)
+//!   fails or when exec of the command fails, and the command never holds the
+//!   descriptor.
+//!
+//! So: no start marker means the command never ran, and then everything on stderr was
+//! written by the helper or bubblewrap — not by the (adversarial) command — and can be
+//! quoted as the cause. A command cannot fake a set-up failure into a retry without
+//! the sandbox: at worst it makes its own run look like one, which only stops the call.
+
+use std::fs::File;
+use std::io::{self, Read, Write};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+
+/// The key of the helper's own set-up error report.
+pub const SETUP_ERROR_KEY: &str = "airlock-setup-error";
+/// The key the helper writes right before it execs the command directly.
+pub const EXEC_KEY: &str = "airlock-exec";
+/// The key of bubblewrap's report that the command it started has exited.
+const BWRAP_EXIT_KEY: &str = "\"exit-code\"";
+/// How much of the status pipe is read (the reports are a few hundred bytes).
+const MAX_STATUS_BYTES: usize = 64 * 1024;
+
+/// What the status pipe and the helper's stderr say about a finished launch.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LaunchReport {
+    /// The command was started inside the sandbox; its exit code and output are its own.
+    Started,
+    /// The sandbox could not be set up; the command never ran. The cause is quoted from
+    /// the helper or bubblewrap.
+    SetupFailed(String),
+    /// The sandbox was set up but the command could not be executed (not found, not
+    /// executable); the command never ran. Not a set-up failure and not a denial.
+    CommandNotExecutable(String),
+}
+
+/// The launcher's end of a status pipe: a non-blocking, close-on-exec reader and an
+/// inheritable writer to hand to exactly one helper process.
+#[derive(Debug)]
+pub struct StatusPipe {
+    reader: File,
+    writer: Option<OwnedFd>,
+}
+
+impl StatusPipe {
+    /// Opens the pipe.
+    ///
+    /// The writer is inheritable from now until [`StatusPipe::close_writer`]: another
+    /// child spawned concurrently by this process would inherit it too. That can only
+    /// add a start marker after the launch has ended, which [`StatusPipe::report`] does
+    /// not wait for (the reader never blocks).
+    ///
+    /// # Errors
+    /// The OS error of `pipe`/`fcntl`.
+    pub fn open() -> io::Result<Self> {
+        let (reader, writer) = io::pipe()?;
+        let reader: OwnedFd = reader.into();
+        crate::fds::set_nonblocking(&reader)?;
+        let writer: OwnedFd = writer.into();
+        crate::fds::make_inheritable(&writer)?;
+        Ok(Self {
+            reader: File::from(reader),
+            writer: Some(writer),
+        })
+    }
+
+    /// The descriptor number to pass as `--status-fd`, while the writer is open.
+    #[must_use]
+    pub fn writer_fd(&self) -> Option<i32> {
+        self.writer.as_ref().map(AsRawFd::as_raw_fd)
+    }
+
+    /// Closes this process's copy of the writer (call right after spawning the helper).
+    pub fn close_writer(&mut self) {
+        self.writer = None;
+    }
+
+    /// Reads what arrived (without waiting for more) and classifies the launch, given
+    /// the helper's captured `stderr`. Call after the helper has exited.
+    #[must_use]
+    pub fn report(mut self, stderr: &str) -> LaunchReport {
+        self.close_writer();
+        let mut bytes = Vec::new();
+        let mut buffer = [0_u8; 4096];
+        while bytes.len() < MAX_STATUS_BYTES {
+            match self.reader.read(&mut buffer) {
+                Ok(0) | Err(_) => break,
+                Ok(read) => bytes.extend_from_slice(buffer.get(..read).unwrap_or_default()),
+            }
+        }
+        classify(&String::from_utf8_lossy(&bytes), stderr)
+    }
+}
+
+/// Classifies a finished launch from the status text and the helper's stderr (module
+/// docs).
+#[must_use]
+pub fn classify(status: &str, stderr: &str) -> LaunchReport {
+    for line in status.lines() {
+        if let Ok(serde_json::Value::Object(map)) = serde_json::from_str(line)
+            && let Some(message) = map.get(SETUP_ERROR_KEY)
+        {
+            let message = message
+                .as_str()
+                .map_or_else(|| message.to_string(), str::to_owned);
+            return LaunchReport::SetupFailed(message);
+        }
+    }
+    if status.contains(BWRAP_EXIT_KEY) || status.contains(EXEC_KEY) {
+        return LaunchReport::Started;
+    }
+    let cause = stderr
+        .lines()
+        .map(str::trim)
+        .rfind(|line| !line.is_empty())
+        .unwrap_or("the sandbox helper exited before starting the command")
+        .to_owned();
+    if cause.starts_with("bwrap: execvp ") {
+        return LaunchReport::CommandNotExecutable(cause);
+    }
+    LaunchReport::SetupFailed(cause)
+}
+
+/// Helper side: reports a set-up failure on `fd` (best effort: a launcher that gave no
+/// status fd still sees the helper's exit code 125 and message).
+pub fn write_setup_error(fd: i32, message: &str) {
+    let line = serde_json::json!({ SETUP_ERROR_KEY: message }).to_string();
+    write_line(fd, &line);
+}
+
+/// Helper side: reports that the command is about to be exec'd directly.
+pub fn write_exec_marker(fd: i32) {
+    write_line(fd, &serde_json::json!({ EXEC_KEY: true }).to_string());
+}
+
+#[allow(unsafe_code)]
+fn write_line(fd: i32, line: &str) {
+    // SAFETY: `fd` was handed to this process as its status descriptor (`--status-fd`);
+    // it is borrowed for one write and never closed here (ManuallyDrop).
+    let file = std::mem::ManuallyDrop::new(unsafe { File::from_raw_fd(fd) });
+    let _ = (&*file).write_all(format!("{line}\n").as_bytes());
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+
+    use super::*;
+
+    #[test]
+    fn classification_table() {
+        let started = "{ \"child-pid\": 5 }\n{ \"exit-code\": 1 }\n";
+        assert_eq!(classify(started, "bwrap: fake"), LaunchReport::Started);
+        assert_eq!(
+            classify("{\"airlock-exec\":true}\n", "x"),
+            LaunchReport::Started
+        );
+        assert_eq!(
+            classify(
+                "{ \"child-pid\": 5 }\n",
+                "bwrap: Can't find source path /gone: No such file or directory\n"
+            ),
+            LaunchReport::SetupFailed(
+                "bwrap: Can't find source path /gone: No such file or directory".into()
+            )
+        );
+        assert_eq!(
+            classify("{\"airlock-setup-error\":\"no bwrap\"}\n", ""),
+            LaunchReport::SetupFailed("no bwrap".into())
+        );
+        assert!(matches!(classify("", ""), LaunchReport::SetupFailed(_)));
+        assert!(matches!(
+            classify(
+                "{ \"child-pid\": 5 }",
+                "bwrap: execvp nope: No such file or directory"
+            ),
+            LaunchReport::CommandNotExecutable(_)
+        ));
+    }
+
+    #[test]
+    fn pipe_round_trip_does_not_block() {
+        let pipe = StatusPipe::open().unwrap();
+        let fd = pipe.writer_fd().unwrap();
+        write_exec_marker(fd);
+        assert_eq!(pipe.report(""), LaunchReport::Started);
+        // Nothing written, writer still held by a leaked copy: must not hang.
+        let pipe = StatusPipe::open().unwrap();
+        let leaked = std::fs::File::from(pipe.writer.as_ref().unwrap().try_clone().unwrap());
+        assert!(matches!(pipe.report("boom"), LaunchReport::SetupFailed(m) if m == "boom"));
+        drop(leaked);
+    }
+}
