@@ -26,6 +26,7 @@
 
 pub mod args;
 pub mod bwrap_path;
+mod gitdir;
 pub mod globs;
 pub mod mounts;
 #[cfg(target_os = "linux")]

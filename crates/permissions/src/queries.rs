@@ -14,6 +14,7 @@ use crate::builtins::ENFORCED_PROTECTED_NAMES;
 use crate::context::ResolveContext;
 use crate::context::Resolved;
 use crate::context::resolve;
+use crate::git_metadata::git_metadata;
 use crate::paths::absolutize;
 use crate::paths::canonical_or_lexical;
 use crate::paths::depth;
@@ -24,8 +25,12 @@ use crate::read_deny::glob_matches_path_or_ancestor;
 pub struct WritableRoot {
     /// The root, as spelled by its entry (absolute).
     pub root: PathBuf,
-    /// Protected metadata (`.git`, its `gitdir:` target, `.agents`, `.codex`, `.aws`) and every
-    /// narrower non-write entry under the root, in that order, without repeats.
+    /// Protected metadata (`.git`, where git reads that repository from — the `gitdir:` target
+    /// of a pointer file, the common directory of a linked worktree, symlinked `config`/`hooks`;
+    /// see [`crate::git_metadata()`] —, `.agents`, `.codex`, `.aws`, `.airlock`) and every
+    /// narrower non-write entry under the root, in that order, without repeats. Git locations
+    /// may lie outside the root, and may be missing (then the first missing component is
+    /// listed: it must not be created).
     ///
     /// The four names are listed whether or not they exist, at every writable root: Codex 0.169
     /// masks all four at each writable root (reference `linux-sandbox-observed.md` §3), which is
@@ -233,13 +238,6 @@ impl FileSystemPolicyQueries for FileSystemSandboxPolicy {
                 if resolved.iter().any(|(path, _)| *path == candidate) {
                     continue;
                 }
-                if name == ".git"
-                    && let Some(gitdir) = git_pointer_target(&candidate)
-                {
-                    add(candidate.clone());
-                    add(gitdir);
-                    continue;
-                }
                 add(candidate);
             }
             for (path, access) in &resolved {
@@ -247,6 +245,21 @@ impl FileSystemPolicyQueries for FileSystemSandboxPolicy {
                 {
                     add(path.clone());
                 }
+            }
+            // Where git really reads this repository from (pointer target, common
+            // directory, symlinked config), right after a protected `.git` — whether the
+            // built-in names or an explicit read entry (as in `:workspace`) protect it. An
+            // unreadable pointer lists nothing more here; enforcement refuses to start on it.
+            let dot_git = root.join(".git");
+            if let Some(at) = subpaths.iter().position(|p| *p == dot_git)
+                && let Ok(metadata) = git_metadata(&dot_git)
+            {
+                let extra: Vec<PathBuf> = metadata
+                    .protected_paths()
+                    .filter(|p| !subpaths.iter().any(|s| s == p))
+                    .map(Path::to_path_buf)
+                    .collect();
+                subpaths.splice(at + 1..at + 1, extra);
             }
             roots.push(WritableRoot {
                 root: root.clone(),
@@ -297,23 +310,4 @@ impl FileSystemPolicyQueries for FileSystemSandboxPolicy {
         globs.dedup();
         globs
     }
-}
-
-/// For a `.git` *file* of the form `gitdir: <path>` (worktree or submodule), the existing target
-/// directory (relative targets are relative to the file's directory).
-fn git_pointer_target(dot_git: &Path) -> Option<PathBuf> {
-    if !dot_git.is_file() {
-        return None;
-    }
-    let text = std::fs::read_to_string(dot_git).ok()?;
-    let target = text
-        .lines()
-        .find_map(|line| line.trim().strip_prefix("gitdir:"))?
-        .trim();
-    if target.is_empty() {
-        return None;
-    }
-    let base = dot_git.parent()?;
-    let resolved = absolutize(Path::new(target), base);
-    resolved.exists().then_some(resolved)
 }

@@ -1,0 +1,133 @@
+//! What must stay read-only for one `.git` entry inside a writable root — the top `.git` of
+//! each root and every nested repository the scan finds — beyond the entry itself: the
+//! directories git really reads that repository from (`gitdir:` target, common directory,
+//! symlinked `config`/`hooks`, found by [`airlock_permissions::git_metadata()`]), wherever
+//! they are (spec 04 §Compilation and materialisation, issue 11 item 1).
+//!
+//! Decisions, all fail closed:
+//! - an existing location inside a writable root is bound read-only; one outside every
+//!   writable root is read-only already;
+//! - a missing location (dangling pointer) inside a writable root gets a read-only
+//!   placeholder at its first missing component, so the command cannot create the
+//!   repository git would then use; an existing empty directory is covered the same way
+//!   (it may be another launch's placeholder that is about to go);
+//! - a symlink on the way that the command could re-point, a location that contains a
+//!   writable root (the command could write into the git directory through it) and a
+//!   pointer that cannot be read stop the launch with an error naming the file.
+
+use std::path::{Path, PathBuf};
+
+use airlock_permissions::{ProtectAt, git_metadata};
+
+use crate::resolve::{ResolveError, first_symlink, is_empty_dir};
+
+/// Mounts one `.git` entry needs (besides binding the entry itself read-only).
+#[derive(Debug, Default, PartialEq, Eq)]
+pub(crate) struct GitProtection {
+    /// Existing directories or files to bind read-only (symlinks resolved).
+    pub read_only: Vec<PathBuf>,
+    /// Paths to cover with an empty read-only placeholder directory (missing, or empty).
+    pub placeholders: Vec<PathBuf>,
+}
+
+/// The protection of `dot_git` (a `.git` directory or pointer file, path without symlinks)
+/// given the writable roots (canonical).
+///
+/// # Errors
+/// [`ResolveError::Git`], [`ResolveError::ReadOnlyCrossesSymlink`] or
+/// [`ResolveError::GitDirContainsWritableRoot`], see the module docs.
+pub(crate) fn protect_git_entry(
+    dot_git: &Path,
+    writable_roots: &[PathBuf],
+) -> Result<GitProtection, ResolveError> {
+    let in_writable = |p: &Path| writable_roots.iter().any(|r| p.starts_with(r));
+    let mut out = GitProtection::default();
+    let metadata = git_metadata(dot_git)?;
+    for location in &metadata.paths {
+        if let Some(link) = first_symlink(&location.lexical)
+            && in_writable(link.parent().unwrap_or(Path::new("/")))
+        {
+            return Err(ResolveError::ReadOnlyCrossesSymlink {
+                path: location.lexical.clone(),
+                symlink: link,
+            });
+        }
+        match &location.protect {
+            ProtectAt::Existing(path) => {
+                if let Some(root) = writable_roots.iter().find(|r| r.starts_with(path)) {
+                    return Err(ResolveError::GitDirContainsWritableRoot {
+                        dot_git: dot_git.to_path_buf(),
+                        git_dir: path.clone(),
+                        root: root.clone(),
+                    });
+                }
+                if !in_writable(path) {
+                    continue;
+                }
+                if is_empty_dir(path) {
+                    out.placeholders.push(path.clone());
+                } else {
+                    out.read_only.push(path.clone());
+                }
+            }
+            ProtectAt::Missing(path) => {
+                if path.parent().is_some_and(in_writable) {
+                    out.placeholders.push(path.clone());
+                }
+            }
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is the failure report
+mod tests {
+    use super::*;
+
+    fn base() -> (tempfile::TempDir, PathBuf) {
+        let dir = tempfile::tempdir().unwrap();
+        let base = dir.path().canonicalize().unwrap();
+        (dir, base)
+    }
+
+    #[test]
+    fn targets_inside_writable_roots_are_bound_or_covered() {
+        let (_dir, base) = base();
+        let ws = base.join("ws");
+        let main = base.join("elsewhere/main.git");
+        std::fs::create_dir_all(main.join("worktrees/wt")).unwrap();
+        std::fs::write(main.join("worktrees/wt/commondir"), "../..\n").unwrap();
+        std::fs::write(main.join("worktrees/wt/HEAD"), "ref: x\n").unwrap();
+        std::fs::create_dir_all(&ws).unwrap();
+        let pointer = format!("gitdir: {}\n", main.join("worktrees/wt").display());
+        std::fs::write(ws.join(".git"), pointer).unwrap();
+        // Only the workspace writable: the main repository is read-only already.
+        let got = protect_git_entry(&ws.join(".git"), std::slice::from_ref(&ws)).unwrap();
+        assert_eq!(got, GitProtection::default());
+        // The main repository in another writable root: both directories bound.
+        let roots = [ws.clone(), base.join("elsewhere")];
+        let got = protect_git_entry(&ws.join(".git"), &roots).unwrap();
+        assert_eq!(got.read_only, vec![main.join("worktrees/wt"), main.clone()]);
+        // Dangling pointer: the first missing component gets a placeholder.
+        std::fs::write(ws.join(".git"), "gitdir: ./.bare\n").unwrap();
+        let got = protect_git_entry(&ws.join(".git"), &roots).unwrap();
+        assert_eq!(got.placeholders, vec![ws.join(".bare")]);
+    }
+
+    #[test]
+    fn symlinks_and_git_dirs_holding_roots_are_refused() {
+        let (_dir, base) = base();
+        let ws = base.join("ws");
+        std::fs::create_dir_all(base.join("real.git")).unwrap();
+        std::fs::create_dir_all(&ws).unwrap();
+        std::os::unix::fs::symlink(base.join("real.git"), ws.join("link")).unwrap();
+        std::fs::write(ws.join(".git"), "gitdir: link\n").unwrap();
+        let roots = [ws.clone()];
+        let error = protect_git_entry(&ws.join(".git"), &roots).unwrap_err();
+        assert!(matches!(error, ResolveError::ReadOnlyCrossesSymlink { .. }));
+        std::fs::write(ws.join(".git"), "gitdir: ..\n").unwrap();
+        let error = protect_git_entry(&ws.join(".git"), &roots).unwrap_err();
+        assert!(error.to_string().contains("contains the writable root"));
+    }
+}
