@@ -1,5 +1,6 @@
 //! What must stay read-only for one `.git` entry inside a writable root — the top `.git` of
-//! each root and every nested repository the scan finds — beyond the entry itself: the
+//! each root, every nested repository the scan finds, and the repository enclosing a root
+//! ([`protect_enclosing`]) — beyond the entry itself: the
 //! directories git really reads that repository from (`gitdir:` target, common directory,
 //! symlinked `config`/`hooks`, found by [`airlock_permissions::git_metadata()`]), wherever
 //! they are (spec 04 §Compilation and materialisation, issue 11 item 1).
@@ -80,6 +81,49 @@ pub(crate) fn protect_git_entry(
     Ok(out)
 }
 
+/// The repository git finds above `root` (its discovery walks up from a directory without
+/// `.git`): a sandboxed command must not change it either, nor create one that a later
+/// `git` run in the workspace would find. Walking up from `root`'s parent: the first existing
+/// `.git` entry ends the walk — it is bound read-only when inside a writable root and
+/// returned (its git locations are protected like any other); every missing `.git` on the
+/// way that lies inside a writable root gets a placeholder so it cannot be created.
+///
+/// # Errors
+/// [`ResolveError::ReadOnlyCrossesSymlink`] for a `.git` symlink inside a writable root (the
+/// command could re-point it).
+pub(crate) fn protect_enclosing(
+    root: &Path,
+    writable_roots: &[PathBuf],
+) -> Result<(GitProtection, Option<PathBuf>), ResolveError> {
+    let in_writable = |p: &Path| writable_roots.iter().any(|r| p.starts_with(r));
+    let mut out = GitProtection::default();
+    for dir in root.ancestors().skip(1) {
+        let dot_git = dir.join(".git");
+        match std::fs::symlink_metadata(&dot_git) {
+            Ok(meta) => {
+                if !in_writable(dir) {
+                    return Ok((out, Some(dot_git)));
+                }
+                if meta.file_type().is_symlink() {
+                    return Err(ResolveError::ReadOnlyCrossesSymlink {
+                        symlink: dot_git.clone(),
+                        path: dot_git,
+                    });
+                }
+                if is_empty_dir(&dot_git) {
+                    out.placeholders.push(dot_git.clone());
+                } else {
+                    out.read_only.push(dot_git.clone());
+                }
+                return Ok((out, Some(dot_git)));
+            }
+            Err(_) if in_writable(dir) => out.placeholders.push(dot_git),
+            Err(_) => {}
+        }
+    }
+    Ok((out, None))
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is the failure report
 mod tests {
@@ -129,5 +173,22 @@ mod tests {
         std::fs::write(ws.join(".git"), "gitdir: ..\n").unwrap();
         let error = protect_git_entry(&ws.join(".git"), &roots).unwrap_err();
         assert!(error.to_string().contains("contains the writable root"));
+    }
+
+    #[test]
+    fn the_enclosing_repository_is_found_and_missing_ones_are_covered() {
+        let (_dir, base) = base();
+        let ws = base.join("super/a/ws");
+        std::fs::create_dir_all(&ws).unwrap();
+        std::fs::create_dir_all(base.join("super/.git/hooks")).unwrap();
+        // Nothing writable above the workspace: nothing to mount, the repository is reported.
+        let (got, found) = protect_enclosing(&ws, std::slice::from_ref(&ws)).unwrap();
+        assert_eq!(got, GitProtection::default());
+        assert_eq!(found, Some(base.join("super/.git")));
+        // Writable above: `super/a/.git` must not appear, `super/.git` stays as it is.
+        let (got, found) = protect_enclosing(&ws, &[ws.clone(), base.clone()]).unwrap();
+        assert_eq!(got.placeholders, vec![base.join("super/a/.git")]);
+        assert_eq!(got.read_only, vec![base.join("super/.git")]);
+        assert_eq!(found, Some(base.join("super/.git")));
     }
 }

@@ -10,7 +10,7 @@ use airlock_permissions::{
 };
 use airlock_protocol::FileSystemSandboxPolicy;
 
-use crate::gitdir::{GitProtection, protect_git_entry};
+use crate::gitdir::{GitProtection, protect_enclosing, protect_git_entry};
 use crate::globs::{GlobExpandError, expand_deny_globs};
 use crate::mounts::{DenyMask, MountInputs, WritableMount};
 
@@ -343,6 +343,13 @@ pub fn resolve_mount_inputs(
         }
         writable.push(mount);
     }
+    for root in &canonical_roots {
+        let (entries, enclosing) = protect_enclosing(root, &canonical_roots)?;
+        git_entries.extend(enclosing);
+        route_git_protection(&mut writable, entries);
+    }
+    git_entries.sort();
+    git_entries.dedup();
     for dot_git in &git_entries {
         let protection = protect_git_entry(dot_git, &canonical_roots)?;
         route_git_protection(&mut writable, protection);
