@@ -67,7 +67,11 @@ pub fn git(dir: &Path, args: &[&str]) -> Output {
 /// [`git`] that must succeed.
 pub fn git_ok(dir: &Path, args: &[&str]) -> String {
     let out = git(dir, args);
-    assert!(out.status.success(), "git {args:?} in {dir:?}: {}", text(&out));
+    assert!(
+        out.status.success(),
+        "git {args:?} in {dir:?}: {}",
+        text(&out)
+    );
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
@@ -141,7 +145,10 @@ pub fn assert_host_git_is_clean(worktree: &Path, marker: &Marker) {
         "git status on the host ran the planted command: {}",
         text(&status)
     );
-    let commit = git(worktree, &["commit", "--allow-empty", "-qm", "after the sandbox"]);
+    let commit = git(
+        worktree,
+        &["commit", "--allow-empty", "-qm", "after the sandbox"],
+    );
     assert!(
         !marker.fired(),
         "git commit on the host ran the planted command: {}",
