@@ -25,9 +25,17 @@ pub fn airlock(args: &[&str], cwd: &Path) -> Output {
 
 /// `airlock sandbox -P :workspace -C WS -- sh -c SCRIPT` (plus `extra` arguments before `--`).
 pub fn sandboxed(ws: &Path, extra: &[&str], script: &str) -> Output {
+    let mut profile = vec!["-P", ":workspace"];
+    profile.extend_from_slice(extra);
+    sandboxed_with(ws, &profile, script)
+}
+
+/// `airlock sandbox PROFILE_ARGS -C WS -- sh -c SCRIPT`.
+pub fn sandboxed_with(ws: &Path, profile_args: &[&str], script: &str) -> Output {
     let ws_text = ws.to_str().unwrap();
-    let mut args = vec!["sandbox", "-P", ":workspace", "-C", ws_text];
-    args.extend_from_slice(extra);
+    let mut args = vec!["sandbox"];
+    args.extend_from_slice(profile_args);
+    args.extend_from_slice(&["-C", ws_text]);
     args.extend_from_slice(&["--", "sh", "-c", script]);
     airlock(&args, ws)
 }
