@@ -40,7 +40,11 @@ fn rename_and_fake(victim: &Path, ws: &Path, marker: &Marker) -> String {
 
 /// The workspace is still the user's: same directory, same repository, nothing moved.
 fn assert_not_moved(ws: &Path, inode: u64, victims: &[PathBuf]) {
-    assert_eq!(std::fs::metadata(ws).unwrap().ino(), inode, "{ws:?} was replaced");
+    assert_eq!(
+        std::fs::metadata(ws).unwrap().ino(),
+        inode,
+        "{ws:?} was replaced"
+    );
     assert_eq!(
         std::fs::read_to_string(ws.join("README")).unwrap(),
         "the user's\n"
@@ -84,7 +88,11 @@ fn parents_of_a_workspace_under_tmp_cannot_be_renamed() {
             base.join("outer/inner").display()
         ),
     );
-    assert!(text(&out).contains("Device or resource busy"), "{}", text(&out));
+    assert!(
+        text(&out).contains("Device or resource busy"),
+        "{}",
+        text(&out)
+    );
     assert_not_moved(&ws, inode, &victims);
     assert_attack_works_unsandboxed(
         &ws,
@@ -102,7 +110,10 @@ fn parents_between_nested_writable_roots_of_a_custom_profile() {
     repository(&ws);
     let inode = std::fs::metadata(&ws).unwrap().ino();
     let marker = Marker::new();
-    let filesystem = format!("permissions.p.filesystem={{\"{}\"=\"write\"}}", base.display());
+    let filesystem = format!(
+        "permissions.p.filesystem={{\"{}\"=\"write\"}}",
+        base.display()
+    );
     let profile = [
         "-c",
         "permissions.p.extends=\":workspace\"",
@@ -169,10 +180,20 @@ fn no_repository_can_be_planted_above_the_workspace() {
     );
     let out = sandboxed(&ws, &[], &plant);
     assert!(!text(&out).contains("PLANTED"), "{}", text(&out));
-    assert!(text(&out).contains("Read-only file system"), "{}", text(&out));
-    assert!(!base.join("project/.git").exists(), "placeholder or repository left behind");
+    assert!(
+        text(&out).contains("Read-only file system"),
+        "{}",
+        text(&out)
+    );
+    assert!(
+        !base.join("project/.git").exists(),
+        "placeholder or repository left behind"
+    );
     let _ = attack_support::git(&ws, &["status"]);
-    assert!(!marker.fired(), "git status in the workspace ran the planted command");
+    assert!(
+        !marker.fired(),
+        "git status in the workspace ran the planted command"
+    );
     // An existing enclosing repository stays as it is.
     repository(&base.join("project"));
     let out = sandboxed(
@@ -183,7 +204,11 @@ fn no_repository_can_be_planted_above_the_workspace() {
             marker.command()
         ),
     );
-    assert!(text(&out).contains("Read-only file system"), "{}", text(&out));
+    assert!(
+        text(&out).contains("Read-only file system"),
+        "{}",
+        text(&out)
+    );
     assert_host_git_is_clean(&base.join("project"), &marker);
     std::fs::remove_dir_all(base.join("project/.git")).unwrap();
     assert_attack_works_unsandboxed(&ws, &plant, &marker);

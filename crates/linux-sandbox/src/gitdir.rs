@@ -18,7 +18,7 @@
 
 use std::path::{Path, PathBuf};
 
-use airlock_permissions::{ProtectAt, git_metadata};
+use airlock_permissions::{ProtectAt, enclosing_git_entries, git_metadata};
 
 use crate::resolve::{ResolveError, first_symlink, is_empty_dir};
 
@@ -29,6 +29,26 @@ pub(crate) struct GitProtection {
     pub read_only: Vec<PathBuf>,
     /// Paths to cover with an empty read-only placeholder directory (missing, or empty).
     pub placeholders: Vec<PathBuf>,
+}
+
+/// Whether this process may create entries in `dir`. The sandboxed command runs as the same
+/// user with fewer rights, so a directory the launcher cannot write needs no placeholder —
+/// and creating one there would fail the launch (another user's directory under `/tmp`).
+#[cfg(unix)]
+#[allow(unsafe_code)]
+fn launcher_can_write(dir: &Path) -> bool {
+    use std::os::unix::ffi::OsStrExt as _;
+    let Ok(path) = std::ffi::CString::new(dir.as_os_str().as_bytes()) else {
+        return false;
+    };
+    // SAFETY: `path` is a valid NUL-terminated string that outlives the call.
+    unsafe { libc::access(path.as_ptr(), libc::W_OK) == 0 }
+}
+
+/// Without a way to ask, assume it can (a placeholder too many, never one too few).
+#[cfg(not(unix))]
+fn launcher_can_write(_dir: &Path) -> bool {
+    true
 }
 
 /// The protection of `dot_git` (a `.git` directory or pointer file, path without symlinks)
@@ -72,7 +92,10 @@ pub(crate) fn protect_git_entry(
                 }
             }
             ProtectAt::Missing(path) => {
-                if path.parent().is_some_and(in_writable) {
+                if path
+                    .parent()
+                    .is_some_and(|dir| in_writable(dir) && launcher_can_write(dir))
+                {
                     out.placeholders.push(path.clone());
                 }
             }
@@ -96,32 +119,32 @@ pub(crate) fn protect_enclosing(
     writable_roots: &[PathBuf],
 ) -> Result<(GitProtection, Option<PathBuf>), ResolveError> {
     let in_writable = |p: &Path| writable_roots.iter().any(|r| p.starts_with(r));
-    let mut out = GitProtection::default();
-    for dir in root.ancestors().skip(1) {
-        let dot_git = dir.join(".git");
-        match std::fs::symlink_metadata(&dot_git) {
-            Ok(meta) => {
-                if !in_writable(dir) {
-                    return Ok((out, Some(dot_git)));
-                }
-                if meta.file_type().is_symlink() {
-                    return Err(ResolveError::ReadOnlyCrossesSymlink {
-                        symlink: dot_git.clone(),
-                        path: dot_git,
-                    });
-                }
-                if is_empty_dir(&dot_git) {
-                    out.placeholders.push(dot_git.clone());
-                } else {
-                    out.read_only.push(dot_git.clone());
-                }
-                return Ok((out, Some(dot_git)));
-            }
-            Err(_) if in_writable(dir) => out.placeholders.push(dot_git),
-            Err(_) => {}
+    let found = enclosing_git_entries(root, writable_roots);
+    let mut out = GitProtection {
+        read_only: Vec::new(),
+        placeholders: found
+            .missing
+            .into_iter()
+            .filter(|p| p.parent().is_some_and(launcher_can_write))
+            .collect(),
+    };
+    let Some(dot_git) = found.existing else {
+        return Ok((out, None));
+    };
+    if in_writable(&dot_git) {
+        if std::fs::symlink_metadata(&dot_git).is_ok_and(|m| m.file_type().is_symlink()) {
+            return Err(ResolveError::ReadOnlyCrossesSymlink {
+                symlink: dot_git.clone(),
+                path: dot_git,
+            });
+        }
+        if is_empty_dir(&dot_git) {
+            out.placeholders.push(dot_git.clone());
+        } else {
+            out.read_only.push(dot_git.clone());
         }
     }
-    Ok((out, None))
+    Ok((out, Some(dot_git)))
 }
 
 #[cfg(test)]

@@ -310,6 +310,60 @@ mod tests {
     }
 
     #[test]
+    fn ancestors_inside_writable_roots_are_pinned_before_what_they_hold() {
+        let out = build_mount_args(&MountInputs {
+            full_read: true,
+            writable: vec![
+                ws(
+                    "/tmp/a/b/ws",
+                    &["/tmp/a/b/ws/.git", "/tmp/a/b/ws/vendor/lib/.git"],
+                    &[],
+                ),
+                // A git directory elsewhere under /tmp, and a placeholder inside a
+                // read-only directory (its parents are read-only already).
+                ws(
+                    "/tmp",
+                    &["/tmp/main/.git", "/srv/ws/.git"],
+                    &["/tmp/main/.git/x/y"],
+                ),
+                ws("/srv/ws", &["/srv/ws/.git"], &[]),
+            ],
+            ..Default::default()
+        });
+        let got = args(&out);
+        let binds: Vec<&str> = got
+            .windows(2)
+            .filter(|w| w[0] == "--bind")
+            .map(|w| w[1].as_str())
+            .collect();
+        assert_eq!(
+            binds,
+            [
+                "/tmp",
+                "/tmp/a",
+                "/tmp/main",
+                "/tmp/a/b",
+                "/srv/ws",
+                "/tmp/a/b/ws",
+                "/tmp/a/b/ws/vendor",
+                "/tmp/a/b/ws/vendor/lib",
+            ]
+        );
+        // Each pin comes after the bind it lives in and before anything mounted inside it.
+        let at = |op: &str, path: &str| {
+            got.windows(2)
+                .position(|w| w[0] == op && w[1] == path)
+                .unwrap()
+        };
+        assert!(at("--bind", "/tmp") < at("--bind", "/tmp/main"));
+        assert!(at("--bind", "/tmp/main") < at("--ro-bind", "/tmp/main/.git"));
+        assert!(at("--bind", "/tmp/a/b") < at("--bind", "/tmp/a/b/ws"));
+        assert!(
+            at("--bind", "/tmp/a/b/ws/vendor/lib") < at("--ro-bind", "/tmp/a/b/ws/vendor/lib/.git")
+        );
+    }
+
+    #[test]
     fn read_only_profile_is_the_host_view_plus_dev() {
         let out = build_mount_args(&MountInputs {
             full_read: true,

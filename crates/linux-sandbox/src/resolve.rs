@@ -258,8 +258,9 @@ pub fn resolve_mount_inputs(
             placeholders: Vec::new(),
             missing_read_only: Vec::new(),
         };
-        // The queries list where `root/.git` points too; those locations are handled with
-        // the other git entries (an explicit entry for `root/.git` turns all of it off).
+        // The queries list where `root/.git` points too, and the repository above the root;
+        // those locations are handled with the other git entries below (an explicit entry
+        // for `root/.git` turns its part off). Every subpath outside the root is one of them.
         let top_git = w.root.join(".git");
         let git_listed: Vec<PathBuf> = if w.read_only_subpaths.contains(&top_git) {
             git_entries.push(root.join(".git"));
@@ -271,12 +272,12 @@ pub fn resolve_mount_inputs(
             Vec::new()
         };
         for sub in &w.read_only_subpaths {
-            if git_listed.contains(sub) {
+            if git_listed.contains(sub) || !sub.starts_with(&w.root) {
                 continue;
             }
             let remapped = match sub.strip_prefix(&w.root) {
                 Ok(rel) => root.join(rel),
-                Err(_) => sub.clone(), // e.g. a worktree's gitdir elsewhere
+                Err(_) => continue, // git locations, above
             };
             // A deeper writable root's bind would cover whatever is mounted here first;
             // that root applies its own carve-outs after its bind.

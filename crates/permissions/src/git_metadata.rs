@@ -28,8 +28,8 @@
 //! itself follows, or read unbounded amounts of data.
 
 use std::ffi::OsStr;
+use std::ffi::OsString;
 use std::io::Read as _;
-use std::os::unix::ffi::OsStrExt as _;
 use std::path::Component;
 use std::path::Path;
 use std::path::PathBuf;
@@ -164,12 +164,25 @@ fn trim_git_line(mut bytes: &[u8]) -> &[u8] {
         .map_or(bytes, |nul| &bytes[..nul])
 }
 
+/// File content as a path, byte for byte where the platform allows.
+fn os_string(bytes: &[u8]) -> OsString {
+    #[cfg(unix)]
+    {
+        use std::os::unix::ffi::OsStringExt as _;
+        OsString::from_vec(bytes.to_vec())
+    }
+    #[cfg(not(unix))]
+    {
+        OsString::from(String::from_utf8_lossy(bytes).into_owned())
+    }
+}
+
 /// The path of a `.git` file's content, as git reads it (see the module docs), or why git
 /// rejects the file.
 ///
 /// # Errors
 /// A message naming the problem, for content git does not accept as a pointer.
-pub fn parse_git_file(bytes: &[u8]) -> Result<&OsStr, String> {
+pub fn parse_git_file(bytes: &[u8]) -> Result<OsString, String> {
     if bytes.len() as u64 > MAX_GIT_FILE_BYTES {
         return Err(format!(
             "larger than {MAX_GIT_FILE_BYTES} bytes (git refuses it)"
@@ -178,20 +191,20 @@ pub fn parse_git_file(bytes: &[u8]) -> Result<&OsStr, String> {
     let Some(rest) = bytes.strip_prefix(b"gitdir: ") else {
         return Err("does not start with `gitdir: ` (git reports an invalid gitfile)".to_owned());
     };
-    Ok(OsStr::from_bytes(trim_git_line(rest)))
+    Ok(os_string(trim_git_line(rest)))
 }
 
 /// The path of a `commondir` file's content, as git reads it.
 ///
 /// # Errors
 /// A message for a file longer than [`MAX_GIT_FILE_BYTES`] (no valid path is that long).
-pub fn parse_commondir(bytes: &[u8]) -> Result<&OsStr, String> {
+pub fn parse_commondir(bytes: &[u8]) -> Result<OsString, String> {
     if bytes.len() as u64 > MAX_GIT_FILE_BYTES {
         return Err(format!(
             "larger than {MAX_GIT_FILE_BYTES} bytes (no valid path)"
         ));
     }
-    Ok(OsStr::from_bytes(trim_git_line(bytes)))
+    Ok(os_string(trim_git_line(bytes)))
 }
 
 /// `written` against `base` (kept as written when absolute); components are not folded so that
@@ -277,7 +290,7 @@ pub fn git_metadata(dot_git: &Path) -> Result<GitMetadata, GitMetadataError> {
             }
         };
         let base = dot_git.parent().unwrap_or(Path::new("/"));
-        let lexical = join_lexically(base, written);
+        let lexical = join_lexically(base, &written);
         out.add(GitMetadataRole::GitDir, lexical.clone());
         lexical
     } else if meta.is_dir() {
@@ -289,7 +302,7 @@ pub fn git_metadata(dot_git: &Path) -> Result<GitMetadata, GitMetadataError> {
     if let Some(bytes) = read_bounded(&git_dir.join("commondir"))? {
         match parse_commondir(&bytes) {
             Ok(written) => {
-                let lexical = join_lexically(&git_dir, written);
+                let lexical = join_lexically(&git_dir, &written);
                 out.add(GitMetadataRole::CommonDir, lexical.clone());
                 dirs.push(lexical);
             }
@@ -312,7 +325,38 @@ pub fn git_metadata(dot_git: &Path) -> Result<GitMetadata, GitMetadataError> {
     Ok(out)
 }
 
-#[cfg(test)]
+/// The `.git` entries above a writable root that git's discovery reaches from inside it
+/// (git walks up from a directory without `.git`), as far as a sandboxed command could
+/// change or create them.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct EnclosingGit {
+    /// Missing `.git` names in directories inside a writable root, between the root and the
+    /// first existing `.git` above it: creating one would give git a repository of the
+    /// command's making.
+    pub missing: Vec<PathBuf>,
+    /// The first existing `.git` entry above the root (wherever it is: its git locations may
+    /// still lie in a writable root).
+    pub existing: Option<PathBuf>,
+}
+
+/// Walks up from `root`'s parent (`root` and `writable_roots` canonical); see [`EnclosingGit`].
+#[must_use]
+pub fn enclosing_git_entries(root: &Path, writable_roots: &[PathBuf]) -> EnclosingGit {
+    let mut out = EnclosingGit::default();
+    for dir in root.ancestors().skip(1) {
+        let dot_git = dir.join(".git");
+        if std::fs::symlink_metadata(&dot_git).is_ok() {
+            out.existing = Some(dot_git);
+            break;
+        }
+        if writable_roots.iter().any(|r| dir.starts_with(r)) {
+            out.missing.push(dot_git);
+        }
+    }
+    out
+}
+
+#[cfg(all(test, unix))]
 #[allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is the failure report
 mod tests {
     use super::*;
@@ -453,6 +497,19 @@ mod tests {
         std::fs::write(dot_git.join("commondir"), &big).unwrap();
         let found = git_metadata(&dot_git).unwrap();
         assert!(found.paths.is_empty() && found.invalid.is_some());
+    }
+
+    #[test]
+    fn enclosing_repositories_are_found_by_walking_up() {
+        let (_dir, base) = tmp();
+        let ws = base.join("super/a/ws");
+        std::fs::create_dir_all(&ws).unwrap();
+        std::fs::create_dir_all(base.join("super/.git")).unwrap();
+        let found = enclosing_git_entries(&ws, std::slice::from_ref(&ws));
+        assert_eq!(found.missing, Vec::<PathBuf>::new());
+        assert_eq!(found.existing, Some(base.join("super/.git")));
+        let found = enclosing_git_entries(&ws, &[ws.clone(), base.clone()]);
+        assert_eq!(found.missing, vec![base.join("super/a/.git")]);
     }
 
     #[test]

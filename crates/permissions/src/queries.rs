@@ -14,6 +14,7 @@ use crate::builtins::ENFORCED_PROTECTED_NAMES;
 use crate::context::ResolveContext;
 use crate::context::Resolved;
 use crate::context::resolve;
+use crate::git_metadata::enclosing_git_entries;
 use crate::git_metadata::git_metadata;
 use crate::paths::absolutize;
 use crate::paths::canonical_or_lexical;
@@ -213,19 +214,26 @@ impl FileSystemPolicyQueries for FileSystemSandboxPolicy {
             return Vec::new();
         }
         let resolved: Vec<(PathBuf, FileSystemAccessMode)> = resolved_paths(self, ctx).collect();
+        let is_root = |root: &PathBuf, access: &FileSystemAccessMode| {
+            *access == FileSystemAccessMode::Write
+                && self.resolve_access(root, ctx) == FileSystemAccessMode::Write
+        };
+        let all_roots: Vec<PathBuf> = resolved
+            .iter()
+            .filter(|(root, access)| is_root(root, access))
+            .map(|(root, _)| canonical_or_lexical(root))
+            .collect();
         let mut seen: Vec<PathBuf> = Vec::new();
         let mut roots = Vec::new();
         for (root, access) in &resolved {
-            if *access != FileSystemAccessMode::Write
-                || self.resolve_access(root, ctx) != FileSystemAccessMode::Write
-            {
+            if !is_root(root, access) {
                 continue;
             }
             let canonical = canonical_or_lexical(root);
             if seen.contains(&canonical) {
                 continue;
             }
-            seen.push(canonical);
+            seen.push(canonical.clone());
             let mut subpaths: Vec<PathBuf> = Vec::new();
             let mut add = |path: PathBuf| {
                 if !subpaths.contains(&path) {
@@ -260,6 +268,23 @@ impl FileSystemPolicyQueries for FileSystemSandboxPolicy {
                     .map(Path::to_path_buf)
                     .collect();
                 subpaths.splice(at + 1..at + 1, extra);
+            }
+            // The repository git finds above the root, and the `.git` names on the way that
+            // the command could create (see `enclosing_git_entries`).
+            let enclosing = enclosing_git_entries(&canonical, &all_roots);
+            let mut above: Vec<PathBuf> = enclosing.missing;
+            if let Some(existing) = enclosing.existing {
+                if all_roots.iter().any(|r| existing.starts_with(r)) {
+                    above.push(existing.clone());
+                }
+                if let Ok(metadata) = git_metadata(&existing) {
+                    above.extend(metadata.protected_paths().map(Path::to_path_buf));
+                }
+            }
+            for path in above {
+                if !subpaths.contains(&path) {
+                    subpaths.push(path);
+                }
             }
             roots.push(WritableRoot {
                 root: root.clone(),
