@@ -98,7 +98,8 @@ fn bare_repository_with_linked_worktrees() {
         let worktree_admin = bare.join("worktrees/feature");
         let extra = format!(
             "git config --file '{admin}/config.worktree' core.fsmonitor '{cmd}'; \
-             echo 'gitdir: /tmp/evil.git' > feature/.git; echo 'gitdir: /tmp/evil.git' > .git",
+             echo 'gitdir: /tmp/evil.git' > feature/.git; echo 'gitdir: /tmp/evil.git' > .git; \
+             mv feature/.git feature/.git.old; mv feature feature.old",
             admin = worktree_admin.display(),
             cmd = marker.command()
         );
@@ -113,6 +114,7 @@ fn bare_repository_with_linked_worktrees() {
             assert!(all.contains("Read-only file system"), "{parent}: {all}");
             assert_eq!(snapshot(&bare), before, "{parent}: {all}");
             assert!(!worktree_admin.join("config.worktree").exists(), "{all}");
+            assert!(!project.join("feature.old").exists(), "{all}");
             assert!(
                 std::fs::read_to_string(feature.join(".git"))
                     .unwrap()
@@ -354,4 +356,41 @@ fn permissions_show_lists_the_git_locations() {
             "{path:?} not in {json}"
         );
     }
+}
+
+/// The repository's config includes a file in the working tree (`include.path =
+/// ../project.gitconfig`, a common way to share settings) and, conditionally, one that does
+/// not exist yet: git reads both, so neither may be written or created.
+#[test]
+fn included_configuration_files_in_the_workspace() {
+    let (_dir, ws) = temp_in("/var/tmp", "airlock-attack-include-");
+    git_ok(&ws, &["init", "-q"]);
+    commit_readme(&ws);
+    std::fs::write(ws.join("project.gitconfig"), "[core]\n\tautocrlf = false\n").unwrap();
+    git_ok(&ws, &["config", "include.path", "../project.gitconfig"]);
+    git_ok(
+        &ws,
+        &[
+            "config",
+            "includeIf.onbranch:main.path",
+            "../later.gitconfig",
+        ],
+    );
+    let marker = Marker::new();
+    let plant = format!(
+        "printf '[core]\\n\\tfsmonitor = {cmd}\\n' >> project.gitconfig; \
+         printf '[core]\\n\\tfsmonitor = {cmd}\\n' > later.gitconfig; \
+         mv project.gitconfig gone.gitconfig; true",
+        cmd = marker.command()
+    );
+    let out = sandboxed(&ws, &[], &plant);
+    let all = text(&out);
+    assert!(all.contains("Read-only file system"), "{all}");
+    assert_eq!(
+        std::fs::read_to_string(ws.join("project.gitconfig")).unwrap(),
+        "[core]\n\tautocrlf = false\n"
+    );
+    assert!(!ws.join("later.gitconfig").exists() && !ws.join("gone.gitconfig").exists());
+    assert_host_git_is_clean(&ws, &marker);
+    assert_attack_works_unsandboxed(&ws, &plant, &marker);
 }

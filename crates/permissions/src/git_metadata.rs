@@ -18,6 +18,10 @@
 //!   git directory.
 //! - `config`, `config.worktree`, `hooks` and `info` that are symlinks (layouts such as
 //!   `git-new-workdir`) are followed one level: git reads their targets.
+//! - files included by `config`/`config.worktree` (`include.path`, `includeIf.*.path`, any
+//!   condition; `~/` against `$HOME`, relative to the including file), transitively up to
+//!   git's depth of [`MAX_INCLUDE_DEPTH`]; a missing one counts, as git skips it silently
+//!   and would read it once created.
 //!
 //! A location that does not exist (a dangling pointer) is reported with the first missing
 //! component, because creating that component is how a sandboxed command would make git use a
@@ -34,9 +38,17 @@ use std::path::Component;
 use std::path::Path;
 use std::path::PathBuf;
 
+use crate::git_includes::include_paths;
+
 /// Largest `.git` pointer or `commondir` file read, in bytes: git's own limit for gitfiles
 /// (1 MiB). Longer files are not a repository to git.
 pub const MAX_GIT_FILE_BYTES: u64 = 1 << 20;
+
+/// How deep includes are followed (git stops at the same depth).
+pub const MAX_INCLUDE_DEPTH: usize = 10;
+
+/// At most this many configuration files are read for one repository.
+const MAX_CONFIG_FILES: usize = 64;
 
 /// Entries of a git directory that git follows when they are symlinks and that decide which
 /// programs run (configuration, hooks) or what is read as repository information.
@@ -52,6 +64,8 @@ pub enum GitMetadataRole {
     CommonDir,
     /// The target of a symlinked `config`, `config.worktree`, `hooks` or `info`.
     LinkedEntry,
+    /// A file the repository's configuration includes (`include.path`, `includeIf.*.path`).
+    IncludedConfig,
 }
 
 impl GitMetadataRole {
@@ -62,6 +76,7 @@ impl GitMetadataRole {
             Self::GitDir => "git directory",
             Self::CommonDir => "git common directory",
             Self::LinkedEntry => "linked git metadata",
+            Self::IncludedConfig => "file included by the git configuration",
         }
     }
 }
@@ -311,18 +326,59 @@ pub fn git_metadata(dot_git: &Path) -> Result<GitMetadata, GitMetadataError> {
             }
         }
     }
-    for dir in dirs {
+    for dir in &dirs {
         for name in LINKED_METADATA_NAMES {
             let entry = dir.join(name);
             if let Ok(target) = std::fs::read_link(&entry) {
                 out.add(
                     GitMetadataRole::LinkedEntry,
-                    join_lexically(&dir, target.as_os_str()),
+                    join_lexically(dir, target.as_os_str()),
                 );
             }
         }
     }
+    let mut configs: Vec<(PathBuf, usize)> = dirs
+        .iter()
+        .flat_map(|dir| [dir.join("config"), dir.join("config.worktree")])
+        .map(|path| (path, 0))
+        .collect();
+    let mut read = 0;
+    while let Some((config, depth)) = configs.pop() {
+        read += 1;
+        if read > MAX_CONFIG_FILES {
+            break;
+        }
+        // An include that cannot be read is still protected (above); only its own
+        // includes stay unknown, and git cannot read them either.
+        let Ok(Some(bytes)) = read_bounded(&config) else {
+            continue;
+        };
+        let base = config.parent().unwrap_or(Path::new("/"));
+        for written in include_paths(&bytes) {
+            let Some(lexical) = include_target(base, &os_string(&written)) else {
+                continue;
+            };
+            out.add(GitMetadataRole::IncludedConfig, lexical.clone());
+            if depth + 1 < MAX_INCLUDE_DEPTH {
+                configs.push((lexical, depth + 1));
+            }
+        }
+    }
     Ok(out)
+}
+
+/// Where git looks for an included file: `~/` against `$HOME`, relative paths against the
+/// including file's directory. `None` for an empty value or `~` without a home.
+fn include_target(base: &Path, written: &OsStr) -> Option<PathBuf> {
+    let text = written.to_string_lossy();
+    if text.is_empty() {
+        return None;
+    }
+    if let Some(rest) = text.strip_prefix("~/") {
+        let home = std::env::var_os("HOME")?;
+        return Some(Path::new(&home).join(rest));
+    }
+    Some(join_lexically(base, written))
 }
 
 /// The `.git` entries above a writable root that git's discovery reaches from inside it
@@ -497,6 +553,48 @@ mod tests {
         std::fs::write(dot_git.join("commondir"), &big).unwrap();
         let found = git_metadata(&dot_git).unwrap();
         assert!(found.paths.is_empty() && found.invalid.is_some());
+    }
+
+    #[test]
+    fn included_configuration_is_followed_transitively_and_bounded() {
+        let (_dir, base) = tmp();
+        let dot_git = base.join(".git");
+        std::fs::create_dir(&dot_git).unwrap();
+        std::fs::write(
+            dot_git.join("config"),
+            "[core]\n\tbare = false\n[include]\n\tpath = ../project.gitconfig\n\
+             [includeIf \"onbranch:main\"]\n\tpath = /nonexistent-dir/missing.gitconfig\n",
+        )
+        .unwrap();
+        std::fs::write(
+            base.join("project.gitconfig"),
+            "[include]\n\tpath = more/deeper.gitconfig\n",
+        )
+        .unwrap();
+        let found = git_metadata(&dot_git).unwrap();
+        let protected: Vec<&Path> = found.protected_paths().collect();
+        assert_eq!(
+            protected,
+            vec![
+                base.join("project.gitconfig").as_path(),
+                Path::new("/nonexistent-dir"),
+                base.join("more").as_path(),
+            ]
+        );
+        assert!(
+            found
+                .paths
+                .iter()
+                .all(|p| p.role == GitMetadataRole::IncludedConfig)
+        );
+        assert!(matches!(found.paths[2].protect, ProtectAt::Missing(_)));
+        // A file including itself is read a bounded number of times.
+        std::fs::write(dot_git.join("config"), "[include]\npath = config\n").unwrap();
+        let found = git_metadata(&dot_git).unwrap();
+        assert_eq!(
+            found.protected_paths().collect::<Vec<_>>(),
+            vec![dot_git.join("config").as_path()]
+        );
     }
 
     #[test]
