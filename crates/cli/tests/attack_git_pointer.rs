@@ -155,13 +155,20 @@ fn separate_git_dir_in_another_writable_root() {
     let before = snapshot(&git_dir);
     let marker = Marker::new();
     let plant = plant_in_git_dir(&git_dir, &marker);
-    let out = sandboxed(&ws, &[], &plant);
-    assert!(
-        text(&out).contains("Read-only file system"),
-        "{}",
-        text(&out)
+    // Also: move the directory holding the git directory away and build a fake one there.
+    let rename = format!(
+        "mv '{sep}' '{sep}.moved' && git init -q --bare '{git}' && \
+         git config --file '{git}/config' core.fsmonitor '{cmd}'",
+        sep = sep.display(),
+        git = git_dir.display(),
+        cmd = marker.command()
     );
-    assert_eq!(snapshot(&git_dir), before, "{}", text(&out));
+    let out = sandboxed(&ws, &[], &format!("{plant}; {rename}"));
+    let all = text(&out);
+    assert!(all.contains("Read-only file system"), "{all}");
+    assert!(all.contains("Device or resource busy"), "{all}");
+    assert!(!Path::new(&format!("{}.moved", sep.display())).exists());
+    assert_eq!(snapshot(&git_dir), before, "{all}");
     assert_host_git_is_clean(&ws, &marker);
     assert_attack_works_unsandboxed(&ws, &plant, &marker);
 }
