@@ -25,6 +25,7 @@ use airlock_permissions::PermissionProfile;
 use airlock_permissions::ProtectAt;
 use airlock_permissions::ResolveContext;
 use airlock_permissions::SelectedPermissions;
+use airlock_permissions::enclosing_git_entries;
 use airlock_permissions::file_system_sandbox_policy;
 use airlock_permissions::load_config;
 use airlock_permissions::select_permission_profile;
@@ -158,15 +159,34 @@ fn summary(selected: &SelectedPermissions, profile: &PermissionProfile, cwd: &Pa
         if writable.is_empty() {
             let _ = writeln!(out, "  (none)");
         }
-        for root in writable {
+        let canonical_roots: Vec<PathBuf> = writable
+            .iter()
+            .map(|w| std::fs::canonicalize(&w.root).unwrap_or_else(|_| w.root.clone()))
+            .collect();
+        for (root, canonical) in writable.iter().zip(&canonical_roots) {
             let _ = writeln!(out, "  {}", root.root.display());
             let dot_git = root.root.join(".git");
             let git = airlock_permissions::git_metadata(&dot_git);
+            let above = enclosing_git_entries(canonical, &canonical_roots);
+            let above_git = above
+                .existing
+                .as_deref()
+                .map(airlock_permissions::git_metadata);
             for subpath in &root.read_only_subpaths {
                 let note = if *subpath == dot_git {
                     git_entry_note(&git)
+                } else if above.missing.contains(subpath) {
+                    " (missing: must not be created, git would find it from this root)".to_owned()
+                } else if above.existing.as_ref() == Some(subpath) {
+                    " (the repository git finds above this root)".to_owned()
                 } else {
-                    git_location_note(&git, subpath, &dot_git)
+                    let own = git_location_note(&git, subpath, &dot_git);
+                    match (&above_git, &above.existing) {
+                        (Some(outer), Some(outer_git)) if own.is_empty() => {
+                            git_location_note(outer, subpath, outer_git)
+                        }
+                        _ => own,
+                    }
                 };
                 let _ = writeln!(out, "    read-only: {}{note}", subpath.display());
             }
