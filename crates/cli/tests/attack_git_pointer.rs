@@ -401,3 +401,52 @@ fn included_configuration_files_in_the_workspace() {
     assert_host_git_is_clean(&ws, &marker);
     assert_attack_works_unsandboxed(&ws, &plant, &marker);
 }
+
+/// The main repository of the workspace's worktree lies in a writable root of a custom
+/// profile that is deeper than the workspace: its read-only binds must come after that
+/// root's bind, or the bind would cover them.
+#[test]
+fn worktree_whose_main_repository_is_in_a_deeper_writable_root() {
+    let (_data_dir, data) = temp_in("/var/tmp", "airlock-attack-deep-");
+    let deep = data.join("a/b/c");
+    let main = deep.join("main");
+    std::fs::create_dir_all(&main).unwrap();
+    git_ok(&main, &["init", "-q"]);
+    commit_readme(&main);
+    let (_ws_dir, ws) = temp_in("/var/tmp", "airlock-attack-shallow-");
+    let wt = ws.join("wt");
+    git_ok(
+        &main,
+        &["worktree", "add", "-q", "-b", "wt", wt.to_str().unwrap()],
+    );
+    let filesystem = format!(
+        "permissions.p.filesystem={{\"{}\"=\"write\"}}",
+        deep.display()
+    );
+    let profile = [
+        "-c",
+        "permissions.p.extends=\":workspace\"",
+        "-c",
+        filesystem.as_str(),
+        "-P",
+        "p",
+    ];
+    let common = main.join(".git");
+    let before = snapshot(&common);
+    let marker = Marker::new();
+    let plant = plant_in_git_dir(&common, &marker);
+    let out = attack_support::sandboxed_with(
+        &wt,
+        &profile,
+        &format!("touch '{}/ok'; {plant}", deep.display()),
+    );
+    let all = text(&out);
+    assert!(
+        deep.join("ok").exists(),
+        "the profile does not make {deep:?} writable: {all}"
+    );
+    assert!(all.contains("Read-only file system"), "{all}");
+    assert_eq!(snapshot(&common), before, "{all}");
+    assert_host_git_is_clean(&wt, &marker);
+    assert_attack_works_unsandboxed(&wt, &plant, &marker);
+}
