@@ -175,6 +175,8 @@ fn summary(selected: &SelectedPermissions, profile: &PermissionProfile, cwd: &Pa
             for subpath in &root.read_only_subpaths {
                 let note = if *subpath == dot_git {
                     git_entry_note(&git)
+                } else if above.skipped.contains(subpath) {
+                    " (not a git directory above this root: kept as it is)".to_owned()
                 } else if above.missing.contains(subpath) {
                     " (missing: must not be created, git would find it from this root)".to_owned()
                 } else if above.existing.as_ref() == Some(subpath) {

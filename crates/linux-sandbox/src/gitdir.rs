@@ -106,10 +106,12 @@ pub(crate) fn protect_git_entry(
 
 /// The repository git finds above `root` (its discovery walks up from a directory without
 /// `.git`): a sandboxed command must not change it either, nor create one that a later
-/// `git` run in the workspace would find. Walking up from `root`'s parent: the first existing
-/// `.git` entry ends the walk — it is bound read-only when inside a writable root and
-/// returned (its git locations are protected like any other); every missing `.git` on the
-/// way that lies inside a writable root gets a placeholder so it cannot be created.
+/// `git` run in the workspace would find. Walking up from `root`'s parent (see
+/// [`enclosing_git_entries`]): the first `.git` git would use ends the walk — it is bound
+/// read-only when inside a writable root and returned (its git locations are protected
+/// like any other); on the way, inside writable roots, every missing `.git` gets a
+/// placeholder so it cannot be created and every `.git` directory git passes over stays as
+/// it is.
 ///
 /// # Errors
 /// [`ResolveError::ReadOnlyCrossesSymlink`] for a `.git` symlink inside a writable root (the
@@ -128,6 +130,14 @@ pub(crate) fn protect_enclosing(
             .filter(|p| p.parent().is_some_and(launcher_can_write))
             .collect(),
     };
+    // Directories git walks past must stay as they are (filled in, git would use them).
+    for skipped in found.skipped {
+        if is_empty_dir(&skipped) {
+            out.placeholders.push(skipped);
+        } else {
+            out.read_only.push(skipped);
+        }
+    }
     let Some(dot_git) = found.existing else {
         return Ok((out, None));
     };
@@ -204,6 +214,7 @@ mod tests {
         let ws = base.join("super/a/ws");
         std::fs::create_dir_all(&ws).unwrap();
         std::fs::create_dir_all(base.join("super/.git/hooks")).unwrap();
+        std::fs::write(base.join("super/.git/HEAD"), "ref: refs/heads/main\n").unwrap();
         // Nothing writable above the workspace: nothing to mount, the repository is reported.
         let (got, found) = protect_enclosing(&ws, std::slice::from_ref(&ws)).unwrap();
         assert_eq!(got, GitProtection::default());

@@ -192,10 +192,11 @@ fn already_read_only(writable: &[WritableMount], path: &Path) -> bool {
         .any(|ro| ro != path && path.starts_with(ro) && owning_mount(writable, ro) == owner)
 }
 
-/// Adds the mounts of one repository's git locations to the roots that own them.
+/// Adds the mounts of one repository's git locations to the roots that own them. A
+/// location that is a writable root itself (an explicit write entry) stays writable.
 fn route_git_protection(writable: &mut [WritableMount], protection: GitProtection) {
     for path in protection.read_only {
-        if already_read_only(writable, &path) {
+        if already_read_only(writable, &path) || writable.iter().any(|w| w.root == path) {
             continue;
         }
         if let Some(index) = owning_mount(writable, &path)
@@ -344,9 +345,10 @@ pub fn resolve_mount_inputs(
         }
         writable.push(mount);
     }
+    let mut enclosing_entries: Vec<PathBuf> = Vec::new();
     for root in &canonical_roots {
         let (entries, enclosing) = protect_enclosing(root, &canonical_roots)?;
-        git_entries.extend(enclosing);
+        enclosing_entries.extend(enclosing);
         route_git_protection(&mut writable, entries);
     }
     git_entries.sort();
@@ -354,6 +356,17 @@ pub fn resolve_mount_inputs(
     for dot_git in &git_entries {
         let protection = protect_git_entry(dot_git, &canonical_roots)?;
         route_git_protection(&mut writable, protection);
+    }
+    for dot_git in &enclosing_entries {
+        match protect_git_entry(dot_git, &canonical_roots) {
+            Ok(protection) => route_git_protection(&mut writable, protection),
+            // A repository above the root that this user cannot read is one git run by
+            // this user cannot use either.
+            Err(ResolveError::Git(e))
+                if e.source.kind() == std::io::ErrorKind::PermissionDenied
+                    && !in_writable(dot_git) => {}
+            Err(e) => return Err(e),
+        }
     }
 
     let mut deny = Vec::new();

@@ -390,8 +390,12 @@ pub struct EnclosingGit {
     /// first existing `.git` above it: creating one would give git a repository of the
     /// command's making.
     pub missing: Vec<PathBuf>,
-    /// The first existing `.git` entry above the root (wherever it is: its git locations may
-    /// still lie in a writable root).
+    /// `.git` directories on the way that git passes over (no `HEAD`: not a git directory)
+    /// and that lie inside a writable root: filled in, they would become the repository git
+    /// finds.
+    pub skipped: Vec<PathBuf>,
+    /// The first `.git` entry above the root that git would use (wherever it is: its git
+    /// locations may still lie in a writable root).
     pub existing: Option<PathBuf>,
 }
 
@@ -401,12 +405,21 @@ pub fn enclosing_git_entries(root: &Path, writable_roots: &[PathBuf]) -> Enclosi
     let mut out = EnclosingGit::default();
     for dir in root.ancestors().skip(1) {
         let dot_git = dir.join(".git");
-        if std::fs::symlink_metadata(&dot_git).is_ok() {
-            out.existing = Some(dot_git);
-            break;
-        }
-        if writable_roots.iter().any(|r| dir.starts_with(r)) {
-            out.missing.push(dot_git);
+        let writable = writable_roots.iter().any(|r| dir.starts_with(r));
+        match std::fs::symlink_metadata(&dot_git) {
+            Ok(meta)
+                if meta.is_dir() && std::fs::symlink_metadata(dot_git.join("HEAD")).is_err() =>
+            {
+                if writable {
+                    out.skipped.push(dot_git);
+                }
+            }
+            Ok(_) => {
+                out.existing = Some(dot_git);
+                break;
+            }
+            Err(_) if writable => out.missing.push(dot_git),
+            Err(_) => {}
         }
     }
     out
@@ -600,14 +613,20 @@ mod tests {
     #[test]
     fn enclosing_repositories_are_found_by_walking_up() {
         let (_dir, base) = tmp();
-        let ws = base.join("super/a/ws");
+        let ws = base.join("super/a/b/ws");
         std::fs::create_dir_all(&ws).unwrap();
         std::fs::create_dir_all(base.join("super/.git")).unwrap();
+        std::fs::write(base.join("super/.git/HEAD"), "ref: refs/heads/main\n").unwrap();
+        // Not a git directory: git walks past it, so the walk does too.
+        std::fs::create_dir_all(base.join("super/a/.git")).unwrap();
         let found = enclosing_git_entries(&ws, std::slice::from_ref(&ws));
         assert_eq!(found.missing, Vec::<PathBuf>::new());
         assert_eq!(found.existing, Some(base.join("super/.git")));
+        assert_eq!(found.skipped, Vec::<PathBuf>::new());
         let found = enclosing_git_entries(&ws, &[ws.clone(), base.clone()]);
-        assert_eq!(found.missing, vec![base.join("super/a/.git")]);
+        assert_eq!(found.missing, vec![base.join("super/a/b/.git")]);
+        assert_eq!(found.skipped, vec![base.join("super/a/.git")]);
+        assert_eq!(found.existing, Some(base.join("super/.git")));
     }
 
     #[test]

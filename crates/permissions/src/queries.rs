@@ -258,13 +258,16 @@ impl FileSystemPolicyQueries for FileSystemSandboxPolicy {
             // directory, symlinked config), right after a protected `.git` — whether the
             // built-in names or an explicit read entry (as in `:workspace`) protect it. An
             // unreadable pointer lists nothing more here; enforcement refuses to start on it.
+            // A location that is itself an explicit write entry stays the user's choice.
             let dot_git = root.join(".git");
             if let Some(at) = subpaths.iter().position(|p| *p == dot_git)
                 && let Ok(metadata) = git_metadata(&dot_git)
             {
                 let extra: Vec<PathBuf> = metadata
                     .protected_paths()
-                    .filter(|p| !subpaths.iter().any(|s| s == p))
+                    .filter(|p| {
+                        !subpaths.iter().any(|s| s == p) && !all_roots.iter().any(|r| r == p)
+                    })
                     .map(Path::to_path_buf)
                     .collect();
                 subpaths.splice(at + 1..at + 1, extra);
@@ -273,6 +276,7 @@ impl FileSystemPolicyQueries for FileSystemSandboxPolicy {
             // the command could create (see `enclosing_git_entries`).
             let enclosing = enclosing_git_entries(&canonical, &all_roots);
             let mut above: Vec<PathBuf> = enclosing.missing;
+            above.extend(enclosing.skipped);
             if let Some(existing) = enclosing.existing {
                 if all_roots.iter().any(|r| existing.starts_with(r)) {
                     above.push(existing.clone());
@@ -282,7 +286,7 @@ impl FileSystemPolicyQueries for FileSystemSandboxPolicy {
                 }
             }
             for path in above {
-                if !subpaths.contains(&path) {
+                if !subpaths.contains(&path) && !all_roots.contains(&path) {
                     subpaths.push(path);
                 }
             }
