@@ -450,3 +450,77 @@ fn worktree_whose_main_repository_is_in_a_deeper_writable_root() {
     assert_host_git_is_clean(&wt, &marker);
     assert_attack_works_unsandboxed(&wt, &plant, &marker);
 }
+
+/// The workspace is the main repository; one of its linked worktrees lives under the
+/// writable `/tmp`. Re-pointing that worktree's `.git` file at a fake repository would make
+/// the user's next `git status` there run the fake's config.
+#[test]
+fn linked_worktree_elsewhere_cannot_be_re_pointed() {
+    let (_ws_dir, ws) = temp_in("/var/tmp", "airlock-attack-mainws-");
+    git_ok(&ws, &["init", "-q"]);
+    commit_readme(&ws);
+    let (_wt_dir, wt_base) = temp_in("/tmp", "airlock-attack-otherwt-");
+    let wt = wt_base.join("wt");
+    git_ok(
+        &ws,
+        &["worktree", "add", "-q", "-b", "wt", wt.to_str().unwrap()],
+    );
+    let pointer = std::fs::read_to_string(wt.join(".git")).unwrap();
+    let marker = Marker::new();
+    let fake = wt_base.join("fake.git");
+    let plant = format!(
+        "git init -q --bare '{fake}' && git config --file '{fake}/config' core.bare false && \
+         git config --file '{fake}/config' core.fsmonitor '{cmd}'; \
+         echo 'gitdir: {fake}' > '{wt}/.git'; \
+         mv '{wt}/.git' '{wt}/.git.old' && echo 'gitdir: {fake}' > '{wt}/.git'; \
+         mv '{wt}' '{wt}.old' && mkdir '{wt}' && echo 'gitdir: {fake}' > '{wt}/.git'; true",
+        fake = fake.display(),
+        wt = wt.display(),
+        cmd = marker.command()
+    );
+    let out = sandboxed(&ws, &[], &plant);
+    let all = text(&out);
+    assert!(all.contains("Read-only file system"), "{all}");
+    assert!(all.contains("Device or resource busy"), "{all}");
+    assert_eq!(
+        std::fs::read_to_string(wt.join(".git")).unwrap(),
+        pointer,
+        "{all}"
+    );
+    assert!(!wt_base.join("wt.old").exists());
+    assert_host_git_is_clean(&wt, &marker);
+    attack_support::assert_attack_works_unsandboxed_at(&ws, &wt, &plant, &marker);
+}
+
+/// `core.hooksPath` names a shared hooks directory under `/tmp` (outside the working
+/// tree): the sandbox must not plant a hook there, nor create the directory if missing.
+#[test]
+fn hooks_path_outside_the_working_tree() {
+    let (_ws_dir, ws) = temp_in("/var/tmp", "airlock-attack-hookspath-");
+    git_ok(&ws, &["init", "-q"]);
+    commit_readme(&ws);
+    let (_hooks_dir, hooks_base) = temp_in("/tmp", "airlock-attack-hooks-");
+    for hooks in [hooks_base.join("shared"), hooks_base.join("not-yet")] {
+        git_ok(&ws, &["config", "core.hooksPath", hooks.to_str().unwrap()]);
+        let marker = Marker::new();
+        let plant = format!(
+            "mkdir -p '{hooks}' && printf '#!/bin/sh\\n{cmd}\\n' > '{hooks}/pre-commit' && \
+             chmod +x '{hooks}/pre-commit'",
+            hooks = hooks.display(),
+            cmd = marker.command()
+        );
+        if hooks.ends_with("shared") {
+            std::fs::create_dir_all(&hooks).unwrap();
+        }
+        let out = sandboxed(&ws, &[], &plant);
+        assert!(!out.status.success(), "{}", text(&out));
+        assert!(
+            text(&out).contains("Read-only file system"),
+            "{}",
+            text(&out)
+        );
+        assert!(!hooks.join("pre-commit").exists());
+        assert_host_git_is_clean(&ws, &marker);
+        assert_attack_works_unsandboxed(&ws, &plant, &marker);
+    }
+}

@@ -18,7 +18,7 @@
 
 use std::path::{Path, PathBuf};
 
-use airlock_permissions::{ProtectAt, enclosing_git_entries, git_metadata};
+use airlock_permissions::{GitMetadataRole, ProtectAt, enclosing_git_entries, git_metadata};
 
 use crate::resolve::{ResolveError, first_symlink, is_empty_dir};
 
@@ -75,7 +75,16 @@ pub(crate) fn protect_git_entry(
         }
         match &location.protect {
             ProtectAt::Existing(path) => {
-                if let Some(root) = writable_roots.iter().find(|r| r.starts_with(path)) {
+                // Only a git or common directory holds `config` and `hooks/` at fixed
+                // places a writable root inside it could reach; any other location that
+                // contains a deeper root is bound read-only before that root's bind.
+                let holds_repository = matches!(
+                    location.role,
+                    GitMetadataRole::GitDir | GitMetadataRole::CommonDir
+                );
+                if holds_repository
+                    && let Some(root) = writable_roots.iter().find(|r| r.starts_with(path))
+                {
                     return Err(ResolveError::GitDirContainsWritableRoot {
                         dot_git: dot_git.to_path_buf(),
                         git_dir: path.clone(),

@@ -1,6 +1,7 @@
-//! The `include.path` and `includeIf.<condition>.path` values of a git configuration file:
+//! The `include.path` and `includeIf.<condition>.path` values of a git configuration file —
 //! git reads those files as more configuration of the repository, so they are repository
-//! metadata as much as `config` itself (an included file can set `core.fsmonitor`).
+//! metadata as much as `config` itself (an included file can set `core.fsmonitor`) — and
+//! `core.hooksPath`, where git takes the repository's hooks from.
 //!
 //! A small reader of git's configuration syntax, enough for these two keys: sections
 //! `[name]`, `[name "subsection"]` and the legacy `[name.subsection]` (names case-insensitive),
@@ -11,8 +12,19 @@
 /// The raw `path` values of `[include]` and `[includeIf …]` sections of `text`, in order.
 #[must_use]
 pub fn include_paths(text: &[u8]) -> Vec<Vec<u8>> {
+    values(text, &[(b"include", b"path"), (b"includeif", b"path")])
+}
+
+/// The raw `core.hooksPath` values of `text`, in order (git uses the last one).
+#[must_use]
+pub fn hooks_paths(text: &[u8]) -> Vec<Vec<u8>> {
+    values(text, &[(b"core", b"hookspath")])
+}
+
+/// The raw values of the `(section, key)` pairs (lowercase) in `text`, in order.
+fn values(text: &[u8], wanted: &[(&[u8], &[u8])]) -> Vec<Vec<u8>> {
     let mut out = Vec::new();
-    let mut in_include = false;
+    let mut section: Vec<u8> = Vec::new();
     let mut i = 0;
     while i < text.len() {
         let c = text[i];
@@ -22,7 +34,7 @@ pub fn include_paths(text: &[u8]) -> Vec<Vec<u8>> {
             i = end_of_line(text, i);
         } else if c == b'[' {
             let (name, next) = section_header(text, i + 1);
-            in_include = name == b"include" || name == b"includeif";
+            section = name;
             i = next;
         } else if c.is_ascii_alphabetic() {
             let start = i;
@@ -35,7 +47,10 @@ pub fn include_paths(text: &[u8]) -> Vec<Vec<u8>> {
             }
             if i < text.len() && text[i] == b'=' {
                 let (value, next) = value(text, i + 1);
-                if in_include && key == b"path" {
+                if wanted
+                    .iter()
+                    .any(|(s, k)| *s == section.as_slice() && *k == key.as_slice())
+                {
                     out.push(value);
                 }
                 i = next;
@@ -148,6 +163,13 @@ mod tests {
             paths(text),
             ["../shared.gitconfig", "/abs/with space", "same-line", "xy"]
         );
+    }
+
+    #[test]
+    fn hooks_path_is_found() {
+        let text = "[core]\n\thooksPath = /tmp/hooks\n[include]\n\thookspath = no\n";
+        assert_eq!(hooks_paths(text.as_bytes()), [b"/tmp/hooks".to_vec()]);
+        assert!(include_paths(text.as_bytes()).is_empty());
     }
 
     #[test]

@@ -22,6 +22,11 @@
 //!   condition; `~/` against `$HOME`, relative to the including file), transitively up to
 //!   git's depth of [`MAX_INCLUDE_DEPTH`]; a missing one counts, as git skips it silently
 //!   and would read it once created.
+//! - `core.hooksPath` from those files when it lies outside the working tree (`~/` against
+//!   `$HOME`, relative to the working tree). A hooks directory *inside* the working tree
+//!   (`.husky`) holds workspace files like any other and is left writable.
+//! - the `.git` files of the repository's other linked worktrees (`worktrees/<id>/gitdir`
+//!   of the common directory, at most [`MAX_LINKED_WORKTREES`]).
 //!
 //! A location that does not exist (a dangling pointer) is reported with the first missing
 //! component, because creating that component is how a sandboxed command would make git use a
@@ -38,7 +43,9 @@ use std::path::Component;
 use std::path::Path;
 use std::path::PathBuf;
 
+use crate::git_includes::hooks_paths;
 use crate::git_includes::include_paths;
+use crate::paths::normalize_lexically;
 
 /// Largest `.git` pointer or `commondir` file read, in bytes: git's own limit for gitfiles
 /// (1 MiB). Longer files are not a repository to git.
@@ -46,6 +53,9 @@ pub const MAX_GIT_FILE_BYTES: u64 = 1 << 20;
 
 /// How deep includes are followed (git stops at the same depth).
 pub const MAX_INCLUDE_DEPTH: usize = 10;
+
+/// At most this many linked worktrees are listed for one repository.
+pub const MAX_LINKED_WORKTREES: usize = 256;
 
 /// At most this many configuration files are read for one repository.
 const MAX_CONFIG_FILES: usize = 64;
@@ -55,7 +65,7 @@ const MAX_CONFIG_FILES: usize = 64;
 pub const LINKED_METADATA_NAMES: [&str; 4] = ["config", "config.worktree", "hooks", "info"];
 
 /// What a location is to git.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum GitMetadataRole {
     /// The directory a `.git` file's `gitdir:` line names.
     GitDir,
@@ -66,6 +76,12 @@ pub enum GitMetadataRole {
     LinkedEntry,
     /// A file the repository's configuration includes (`include.path`, `includeIf.*.path`).
     IncludedConfig,
+    /// A `core.hooksPath` directory outside the repository's working tree.
+    HooksPath,
+    /// The `.git` file of another linked worktree of the repository (named by
+    /// `worktrees/<id>/gitdir` of the common directory): re-pointed, the user's git in that
+    /// worktree would read another repository.
+    LinkedWorktree,
 }
 
 impl GitMetadataRole {
@@ -77,6 +93,8 @@ impl GitMetadataRole {
             Self::CommonDir => "git common directory",
             Self::LinkedEntry => "linked git metadata",
             Self::IncludedConfig => "file included by the git configuration",
+            Self::HooksPath => "hooks directory (core.hooksPath)",
+            Self::LinkedWorktree => "`.git` file of a linked worktree",
         }
     }
 }
@@ -337,6 +355,11 @@ pub fn git_metadata(dot_git: &Path) -> Result<GitMetadata, GitMetadataError> {
             }
         }
     }
+    if let Some(common) = dirs.last() {
+        add_linked_worktrees(&mut out, common);
+    }
+    // Where hooks run and relative `core.hooksPath` values start.
+    let worktree = dot_git.parent().unwrap_or(Path::new("/"));
     let mut configs: Vec<(PathBuf, usize)> = dirs
         .iter()
         .flat_map(|dir| [dir.join("config"), dir.join("config.worktree")])
@@ -354,6 +377,14 @@ pub fn git_metadata(dot_git: &Path) -> Result<GitMetadata, GitMetadataError> {
             continue;
         };
         let base = config.parent().unwrap_or(Path::new("/"));
+        for written in hooks_paths(&bytes) {
+            let Some(lexical) = include_target(worktree, &os_string(&written)) else {
+                continue;
+            };
+            if !normalize_lexically(&lexical).starts_with(worktree) {
+                out.add(GitMetadataRole::HooksPath, lexical);
+            }
+        }
         for written in include_paths(&bytes) {
             let Some(lexical) = include_target(base, &os_string(&written)) else {
                 continue;
@@ -365,6 +396,28 @@ pub fn git_metadata(dot_git: &Path) -> Result<GitMetadata, GitMetadataError> {
         }
     }
     Ok(out)
+}
+
+/// The `.git` files named by `common/worktrees/*/gitdir` (absolute, or relative to the
+/// administrative directory with `worktree.useRelativePaths`).
+fn add_linked_worktrees(out: &mut GitMetadata, common: &Path) {
+    let Ok(entries) = std::fs::read_dir(common.join("worktrees")) else {
+        return;
+    };
+    for entry in entries.flatten().take(MAX_LINKED_WORKTREES) {
+        let admin = entry.path();
+        let Ok(Some(bytes)) = read_bounded(&admin.join("gitdir")) else {
+            continue;
+        };
+        if let Ok(written) = parse_commondir(&bytes)
+            && !written.is_empty()
+        {
+            out.add(
+                GitMetadataRole::LinkedWorktree,
+                join_lexically(&admin, &written),
+            );
+        }
+    }
 }
 
 /// Where git looks for an included file: `~/` against `$HOME`, relative paths against the
@@ -607,6 +660,46 @@ mod tests {
         assert_eq!(
             found.protected_paths().collect::<Vec<_>>(),
             vec![dot_git.join("config").as_path()]
+        );
+    }
+
+    #[test]
+    fn hooks_outside_the_working_tree_and_other_worktrees_are_listed() {
+        let (_dir, base) = tmp();
+        let dot_git = base.join("ws/.git");
+        std::fs::create_dir_all(dot_git.join("worktrees/other")).unwrap();
+        std::fs::create_dir_all(dot_git.join("worktrees/relative")).unwrap();
+        std::fs::write(
+            dot_git.join("config"),
+            "[core]\n\thooksPath = .husky/_\n\thooksPath = ../shared-hooks\n",
+        )
+        .unwrap();
+        let other = base.join("elsewhere/other/.git");
+        std::fs::write(
+            dot_git.join("worktrees/other/gitdir"),
+            format!("{}\n", other.display()),
+        )
+        .unwrap();
+        std::fs::write(
+            dot_git.join("worktrees/relative/gitdir"),
+            "../../../rel/.git\n",
+        )
+        .unwrap();
+        let found = git_metadata(&dot_git).unwrap();
+        let mut got: Vec<(GitMetadataRole, PathBuf)> = found
+            .paths
+            .iter()
+            .map(|p| (p.role, p.protect.path().to_path_buf()))
+            .collect();
+        got.sort();
+        assert_eq!(
+            got,
+            vec![
+                (GitMetadataRole::HooksPath, base.join("shared-hooks")),
+                (GitMetadataRole::LinkedWorktree, base.join("elsewhere")),
+                (GitMetadataRole::LinkedWorktree, base.join("ws/rel")),
+            ],
+            "`.husky/_` is inside the working tree and stays writable"
         );
     }
 

@@ -167,10 +167,21 @@ pub fn assert_host_git_is_clean(worktree: &Path, marker: &Marker) {
 /// The control: the same planting script run *without* the sandbox makes the host's git
 /// run the command, so a clean host above is the sandbox's doing.
 pub fn assert_attack_works_unsandboxed(worktree: &Path, script: &str, marker: &Marker) {
+    assert_attack_works_unsandboxed_at(worktree, worktree, script, marker);
+}
+
+/// [`assert_attack_works_unsandboxed`] with the script run in `script_dir` and git in
+/// `worktree`.
+pub fn assert_attack_works_unsandboxed_at(
+    script_dir: &Path,
+    worktree: &Path,
+    script: &str,
+    marker: &Marker,
+) {
     assert!(!marker.fired());
     let ran = Command::new("sh")
         .args(["-c", script])
-        .current_dir(worktree)
+        .current_dir(script_dir)
         .output()
         .unwrap();
     assert!(ran.status.success(), "{}", text(&ran));
