@@ -524,3 +524,32 @@ fn hooks_path_outside_the_working_tree() {
         assert_attack_works_unsandboxed(&ws, &plant, &marker);
     }
 }
+
+/// Fail closed: git metadata Airlock cannot read, or a pointer through a symlink the
+/// sandbox could re-point, stops the launch before anything runs (exit 125, the file named).
+#[test]
+fn unreadable_metadata_and_symlinked_pointers_stop_the_launch() {
+    let (_dir, ws) = temp_in("/var/tmp", "airlock-attack-failclosed-");
+    let ran = ws.join("ran");
+    let script = format!("touch '{}'", ran.display());
+    // A `commondir` that cannot be read as a file (as root, a directory is the way).
+    std::fs::create_dir_all(ws.join(".git/commondir")).unwrap();
+    let out = sandboxed(&ws, &[], &script);
+    assert_eq!(out.status.code(), Some(125), "{}", text(&out));
+    assert!(text(&out).contains(".git/commondir"), "{}", text(&out));
+    assert!(!ran.exists());
+    // `gitdir:` through a symlink inside the workspace.
+    std::fs::remove_dir_all(ws.join(".git")).unwrap();
+    let (_real_dir, real) = temp_in("/var/tmp", "airlock-attack-real-");
+    git_ok(&real, &["init", "-q", "--bare", "repo.git"]);
+    std::os::unix::fs::symlink(&real, ws.join("link")).unwrap();
+    std::fs::write(ws.join(".git"), "gitdir: link/repo.git\n").unwrap();
+    let out = sandboxed(&ws, &[], &script);
+    assert_eq!(out.status.code(), Some(125), "{}", text(&out));
+    assert!(
+        text(&out).contains("crosses writable symlink"),
+        "{}",
+        text(&out)
+    );
+    assert!(!ran.exists());
+}
