@@ -352,6 +352,28 @@ fn permissions_show_lists_the_git_locations() {
             "missing {expected:?} in\n{summary}"
         );
     }
+    // The repository above a workspace under `/tmp`, and the `.git` names on the way.
+    let (_tmp_dir, tmp_base) = temp_in("/tmp", "airlock-show-above-");
+    git_ok(&tmp_base, &["init", "-q"]);
+    let inner = tmp_base.join("a/ws");
+    std::fs::create_dir_all(&inner).unwrap();
+    let out = attack_support::airlock(&["permissions", "show", "-P", ":workspace"], &inner);
+    let above = text(&out);
+    for expected in [
+        format!(
+            "    read-only: {}/a/.git (missing: must not be created, git would find it from this root)\n",
+            tmp_base.display()
+        ),
+        format!(
+            "    read-only: {}/.git (the repository git finds above this root)\n",
+            tmp_base.display()
+        ),
+    ] {
+        assert!(
+            above.contains(&expected),
+            "missing {expected:?} in\n{above}"
+        );
+    }
     let out = attack_support::airlock(&["permissions", "show", "-P", ":workspace", "--json"], &ws);
     let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let entries = json["file_system"]["entries"].as_array().unwrap();
