@@ -575,3 +575,33 @@ fn unreadable_metadata_and_symlinked_pointers_stop_the_launch() {
     );
     assert!(!ran.exists());
 }
+
+/// Trees managed by `repo` (Android): a nested project's `.git` is a symlink into
+/// `.repo/projects/`, which git follows; that git directory stays read-only.
+#[test]
+fn nested_git_symlink_targets() {
+    let (_dir, ws) = temp_in("/var/tmp", "airlock-attack-repotool-");
+    git_ok(&ws, &["init", "-q"]);
+    let sub = ws.join("sub");
+    std::fs::create_dir_all(&sub).unwrap();
+    git_ok(&sub, &["init", "-q"]);
+    commit_readme(&sub);
+    let projects = ws.join(".repo/projects");
+    std::fs::create_dir_all(&projects).unwrap();
+    let git_dir = projects.join("sub.git");
+    std::fs::rename(sub.join(".git"), &git_dir).unwrap();
+    std::os::unix::fs::symlink("../.repo/projects/sub.git", sub.join(".git")).unwrap();
+    git_ok(&sub, &["status", "--short"]);
+    let before = snapshot(&git_dir);
+    let marker = Marker::new();
+    let plant = plant_in_git_dir(&git_dir, &marker);
+    let out = sandboxed(&ws, &[], &plant);
+    assert!(
+        text(&out).contains("Read-only file system"),
+        "{}",
+        text(&out)
+    );
+    assert_eq!(snapshot(&git_dir), before, "{}", text(&out));
+    assert_host_git_is_clean(&sub, &marker);
+    assert_attack_works_unsandboxed(&sub, &plant, &marker);
+}

@@ -158,7 +158,7 @@ fn nested_git_metadata(root: &Path) -> Result<Vec<PathBuf>, ResolveError> {
             let path = entry.path();
             let is_git = entry.file_name() == ".git";
             if is_git && dir != root {
-                if kind.is_dir() || kind.is_file() {
+                if kind.is_dir() || kind.is_file() || kind.is_symlink() {
                     found.push(path);
                 }
             } else if kind.is_dir() && !is_git {
@@ -249,6 +249,7 @@ pub fn resolve_mount_inputs(
     // `.git` entries whose repositories' git directories are protected after the loop,
     // wherever those lie (see `gitdir`).
     let mut git_entries: Vec<PathBuf> = Vec::new();
+    let mut linked_git_dirs: Vec<PathBuf> = Vec::new();
     for w in &roots {
         let Some(root) = canonical(&w.root) else {
             continue;
@@ -340,11 +341,29 @@ pub fn resolve_mount_inputs(
             .into_iter()
             .filter(|p| !deeper.iter().any(|r| p.starts_with(r)))
         {
-            mount.read_only.push(dot_git.clone());
+            if std::fs::symlink_metadata(&dot_git).is_ok_and(|m| m.file_type().is_symlink()) {
+                // A `.git` symlink (trees managed by `repo`): git follows it, so its target
+                // is kept read-only. The link itself stays replaceable, like any directory
+                // the command could turn into a repository of its own.
+                if let Some(target) = canonical(&dot_git)
+                    && in_writable(&target)
+                {
+                    linked_git_dirs.push(target);
+                }
+            } else {
+                mount.read_only.push(dot_git.clone());
+            }
             git_entries.push(dot_git);
         }
         writable.push(mount);
     }
+    route_git_protection(
+        &mut writable,
+        GitProtection {
+            read_only: linked_git_dirs,
+            placeholders: Vec::new(),
+        },
+    );
     let mut enclosing_entries: Vec<PathBuf> = Vec::new();
     for root in &canonical_roots {
         let (entries, enclosing) = protect_enclosing(root, &canonical_roots)?;

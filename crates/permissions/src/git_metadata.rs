@@ -308,7 +308,8 @@ impl GitMetadata {
 /// [`GitMetadataError`] when the pointer or a `commondir` file exists but cannot be read.
 pub fn git_metadata(dot_git: &Path) -> Result<GitMetadata, GitMetadataError> {
     let mut out = GitMetadata::default();
-    let Ok(meta) = std::fs::symlink_metadata(dot_git) else {
+    // Git follows a `.git` symlink.
+    let Ok(meta) = std::fs::metadata(dot_git) else {
         return Ok(out);
     };
     let git_dir = if meta.is_file() {
