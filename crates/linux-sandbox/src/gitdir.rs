@@ -1,9 +1,11 @@
-//! What must stay read-only for one `.git` entry inside a writable root — the top `.git` of
-//! each root, every nested repository the scan finds, and the repository enclosing a root
-//! ([`protect_enclosing`]) — beyond the entry itself: the
-//! directories git really reads that repository from (`gitdir:` target, common directory,
-//! symlinked `config`/`hooks`, found by [`airlock_permissions::git_metadata()`]), wherever
-//! they are (spec 04 §Compilation and materialisation, issue 11 item 1).
+//! What must stay read-only for one `.git` entry — the top `.git` of each writable root,
+//! every nested repository the scan finds, and the repository enclosing a root
+//! ([`protect_enclosing`]) — beyond the entry itself: everything git reads that repository
+//! from (`gitdir:` target, common directory, symlinked `config`/`hooks`, included config,
+//! an outside `core.hooksPath`, other worktrees' `.git` files; found by
+//! [`airlock_permissions::git_metadata()`]), wherever it is (spec 04 §Compilation and
+//! materialisation, issue 11 item 1). The resolver calls [`protect_git_entry`] once per
+//! `.git` it knows of and routes the result to the writable root whose bind covers it.
 //!
 //! Decisions, all fail closed:
 //! - an existing location inside a writable root is bound read-only; one outside every
@@ -12,9 +14,9 @@
 //!   placeholder at its first missing component, so the command cannot create the
 //!   repository git would then use; an existing empty directory is covered the same way
 //!   (it may be another launch's placeholder that is about to go);
-//! - a symlink on the way that the command could re-point, a location that contains a
-//!   writable root (the command could write into the git directory through it) and a
-//!   pointer that cannot be read stop the launch with an error naming the file.
+//! - a symlink on the way that the command could re-point, a git or common directory that
+//!   contains a writable root (the command could write its config or hooks through that
+//!   root) and a pointer that cannot be read stop the launch with an error naming the file.
 
 use std::path::{Path, PathBuf};
 
@@ -51,8 +53,8 @@ fn launcher_can_write(_dir: &Path) -> bool {
     true
 }
 
-/// The protection of `dot_git` (a `.git` directory or pointer file, path without symlinks)
-/// given the writable roots (canonical).
+/// The protection of `dot_git` (a `.git` directory, pointer file, or symlink to either; its
+/// parent without symlinks) given the writable roots (canonical).
 ///
 /// # Errors
 /// [`ResolveError::Git`], [`ResolveError::ReadOnlyCrossesSymlink`] or

@@ -7,8 +7,8 @@
 //! and a git directory holding a `commondir` file (every linked worktree) takes `config`,
 //! `hooks/` and `info/` from the main repository's git directory. A sandboxed command that can
 //! write any of them plants a command (`core.fsmonitor`, a hook) that the user's next `git status`
-//! on the host runs. This module finds those directories exactly as git does, so that every
-//! backend can keep them read-only:
+//! on the host runs. This module finds those directories exactly as git does (a `.git` symlink
+//! is followed, as git does), so that every backend can keep them read-only:
 //! - `gitdir:` files follow git's `read_gitfile_gently`: at most [`MAX_GIT_FILE_BYTES`], the
 //!   content must start with `gitdir: `, trailing CR/LF are dropped, a relative path is relative
 //!   to the directory holding the file. Anything else is not a repository to git (it stops with

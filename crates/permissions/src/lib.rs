@@ -8,6 +8,8 @@
 //! concrete paths; [`FileSystemPolicyQueries`] and [`ReadDenyMatcher`] answer what enforcement
 //! asks. [`intersect_permission_profiles`] and [`effective_permission_profile`] handle per-command
 //! additional permissions; [`to_legacy_sandbox_policy`] projects onto the legacy policy.
+//! [`git_metadata()`] and [`enclosing_git_entries`] find everything git reads a repository from,
+//! so that a protected `.git` protects its repository wherever it lives.
 //!
 //! Rules kept throughout (spec README): never a silently wider permission — unknown tokens are
 //! kept but not enforced, unresolvable entries resolve to nothing, invalid globs deny every read,
