@@ -1,7 +1,12 @@
 //! `airlock permissions show`: the compiled, materialised permission profile (spec 10 §CLI,
 //! spec 04). For people: workspace roots, entries, writable roots with their read-only subpaths,
 //! denied reads and network. With `--json`: the `PermissionProfile` JSON on one line, the same
-//! text Codex 0.169 hands its sandbox helper for the same config and cwd.
+//! text Codex 0.169 hands its sandbox helper for the same config and cwd — plus, when a writable
+//! root's `.git` sends git elsewhere (a `gitdir:` pointer, a worktree's common directory, a
+//! symlinked `config`), one `read` entry (`missing_path_behavior: "skip"`) per such location,
+//! because enforcement keeps them read-only too (issue 11; see
+//! `airlock_permissions::git_metadata`). Nested repositories are found when the sandbox starts
+//! and are not listed.
 //!
 //! Exit codes: 0 shown, 1 the config cannot be loaded or compiled, 2 usage error. Warnings go to
 //! stderr as `warning: ...`.
@@ -14,15 +19,22 @@ use std::process::ExitCode;
 
 use airlock_permissions::ConfigEnv;
 use airlock_permissions::FileSystemPolicyQueries;
+use airlock_permissions::GitMetadata;
+use airlock_permissions::GitMetadataError;
 use airlock_permissions::PermissionProfile;
+use airlock_permissions::ProtectAt;
 use airlock_permissions::ResolveContext;
 use airlock_permissions::SelectedPermissions;
+use airlock_permissions::enclosing_git_entries;
 use airlock_permissions::file_system_sandbox_policy;
 use airlock_permissions::load_config;
 use airlock_permissions::select_permission_profile;
+use airlock_protocol::FileSystemAccessMode;
 use airlock_protocol::FileSystemPath;
 use airlock_protocol::FileSystemSandboxEntry;
 use airlock_protocol::FileSystemSpecialPath;
+use airlock_protocol::ManagedFileSystemPermissions;
+use airlock_protocol::MissingPathBehavior;
 use anyhow::Context;
 use clap::{Args, Subcommand};
 
@@ -84,7 +96,8 @@ fn run_show(args: &ShowArgs) -> anyhow::Result<()> {
     }
     let profile = selected.materialized();
     let text = if args.json {
-        let mut json = serde_json::to_string(&profile).context("cannot serialise the profile")?;
+        let shown = with_git_locations(&profile, &cwd);
+        let mut json = serde_json::to_string(&shown).context("cannot serialise the profile")?;
         json.push('\n');
         json
     } else {
@@ -146,10 +159,38 @@ fn summary(selected: &SelectedPermissions, profile: &PermissionProfile, cwd: &Pa
         if writable.is_empty() {
             let _ = writeln!(out, "  (none)");
         }
-        for root in writable {
+        let canonical_roots: Vec<PathBuf> = writable
+            .iter()
+            .map(|w| std::fs::canonicalize(&w.root).unwrap_or_else(|_| w.root.clone()))
+            .collect();
+        for (root, canonical) in writable.iter().zip(&canonical_roots) {
             let _ = writeln!(out, "  {}", root.root.display());
+            let dot_git = root.root.join(".git");
+            let git = airlock_permissions::git_metadata(&dot_git);
+            let above = enclosing_git_entries(canonical, &canonical_roots);
+            let above_git = above
+                .existing
+                .as_deref()
+                .map(airlock_permissions::git_metadata);
             for subpath in &root.read_only_subpaths {
-                let _ = writeln!(out, "    read-only: {}", subpath.display());
+                let note = if *subpath == dot_git {
+                    git_entry_note(&git)
+                } else if above.skipped.contains(subpath) {
+                    " (not a git directory above this root: kept as it is)".to_owned()
+                } else if above.missing.contains(subpath) {
+                    " (missing: must not be created, git would find it from this root)".to_owned()
+                } else if above.existing.as_ref() == Some(subpath) {
+                    " (the repository git finds above this root)".to_owned()
+                } else {
+                    let own = git_location_note(&git, subpath, &dot_git);
+                    match (&above_git, &above.existing) {
+                        (Some(outer), Some(outer_git)) if own.is_empty() => {
+                            git_location_note(outer, subpath, outer_git)
+                        }
+                        _ => own,
+                    }
+                };
+                let _ = writeln!(out, "    read-only: {}{note}", subpath.display());
             }
         }
         let _ = writeln!(out, "denied reads:");
@@ -183,12 +224,84 @@ fn summary(selected: &SelectedPermissions, profile: &PermissionProfile, cwd: &Pa
     out
 }
 
+/// What `permissions show` adds after a writable root's `.git` line when git would not use it
+/// or Airlock cannot read it.
+fn git_entry_note(git: &Result<GitMetadata, GitMetadataError>) -> String {
+    match git {
+        Ok(metadata) => metadata
+            .invalid
+            .as_ref()
+            .map(|why| format!(" (not a repository to git: {why})"))
+            .unwrap_or_default(),
+        Err(error) => format!(" ({error}; the sandbox refuses to start)"),
+    }
+}
+
+/// ` (git directory of /ws/.git)` for a location git reads that repository from.
+fn git_location_note(
+    git: &Result<GitMetadata, GitMetadataError>,
+    subpath: &Path,
+    dot_git: &Path,
+) -> String {
+    let Ok(metadata) = git else {
+        return String::new();
+    };
+    let Some(location) = metadata.paths.iter().find(|p| p.protect.path() == subpath) else {
+        return String::new();
+    };
+    let missing = match location.protect {
+        ProtectAt::Existing(_) => "",
+        ProtectAt::Missing(_) => ", missing: must not be created",
+    };
+    format!(
+        " ({} of {}{missing})",
+        location.role.describe(),
+        dot_git.display()
+    )
+}
+
+/// `profile` with a read entry for every git location of a writable root's `.git` that is not
+/// an entry already (see the module docs); unchanged when there is none.
+fn with_git_locations(profile: &PermissionProfile, cwd: &Path) -> PermissionProfile {
+    let mut shown = profile.clone();
+    let PermissionProfile::Managed {
+        file_system: ManagedFileSystemPermissions::Restricted { entries, .. },
+        ..
+    } = &mut shown
+    else {
+        return shown;
+    };
+    let policy = file_system_sandbox_policy(profile);
+    let ctx = ResolveContext::new(cwd);
+    for root in policy.get_writable_roots(&ctx) {
+        let Ok(metadata) = airlock_permissions::git_metadata(&root.root.join(".git")) else {
+            continue;
+        };
+        for path in metadata.protected_paths() {
+            let listed = root.read_only_subpaths.iter().any(|p| p == path);
+            let known = entries
+                .iter()
+                .any(|e| matches!(&e.path, FileSystemPath::Path { path: p } if p == path));
+            if listed && !known {
+                entries.push(FileSystemSandboxEntry {
+                    path: FileSystemPath::Path {
+                        path: path.to_path_buf(),
+                    },
+                    access: FileSystemAccessMode::Read,
+                    missing_path_behavior: Some(MissingPathBehavior::Skip),
+                });
+            }
+        }
+    }
+    shown
+}
+
 /// `write  /path`, `deny   glob /x/**/*.env`, `read   :root`, with `(skip if missing)`.
 fn describe_entry(entry: &FileSystemSandboxEntry) -> String {
     let access = match entry.access {
-        airlock_protocol::FileSystemAccessMode::Read => "read ",
-        airlock_protocol::FileSystemAccessMode::Write => "write",
-        airlock_protocol::FileSystemAccessMode::Deny => "deny ",
+        FileSystemAccessMode::Read => "read ",
+        FileSystemAccessMode::Write => "write",
+        FileSystemAccessMode::Deny => "deny ",
     };
     let target = match &entry.path {
         FileSystemPath::Path { path } => path.display().to_string(),

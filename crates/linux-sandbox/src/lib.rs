@@ -7,6 +7,12 @@
 //! Must not: choose profiles, ask for approval, or run anything unconfined when the
 //! profile asks for confinement — every failure is an error before the command runs.
 //!
+//! Git metadata: besides the protected names, every `.git` found (each root's, nested
+//! ones, the repository above a root) has the places git reads it from kept read-only
+//! wherever they are (see `gitdir`), and every parent of a mount target inside a writable
+//! root is pinned by a mount so the command cannot rename it
+//! ([`mounts::pinned_ancestors`]).
+//!
 //! Current limitations:
 //! - files created after launch that match a deny glob are not masked (bubblewrap can
 //!   only mask what exists); symlinked directories are not followed when expanding
@@ -16,6 +22,9 @@
 //!   writing `config.lock`), Linux detaches the mount in the sandbox and the new file
 //!   is visible there. Directories are bound whole where possible (`.git`, nested
 //!   `.git`, placeholders) for this reason; denied single files keep the limitation;
+//! - hooks directories and scripts inside the working tree (`core.hooksPath = .husky`)
+//!   are workspace files, not protected; included config files are followed up to
+//!   [`airlock_permissions::MAX_INCLUDE_DEPTH`] levels and 64 files of at most 1 MiB read;
 //! - nested repositories are searched [`resolve::NESTED_REPO_SCAN_DEPTH`] levels deep
 //!   and not at all under temporary roots (`/tmp`, `/var/tmp`, `$TMPDIR`);
 //! - with network restricted, `AF_UNIX` datagram sockets cannot be created (even as a
@@ -26,6 +35,7 @@
 
 pub mod args;
 pub mod bwrap_path;
+mod gitdir;
 pub mod globs;
 pub mod mounts;
 #[cfg(target_os = "linux")]

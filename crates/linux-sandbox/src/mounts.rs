@@ -6,7 +6,9 @@
 //! 1. the base view (`--ro-bind / /` for full-read policies, else an empty tmpfs
 //!    plus read-only binds of the readable roots), then a fresh `/dev` and `/proc`;
 //! 2. deny masks for denied paths that are ancestors of writable roots;
-//! 3. per writable root, shallowest first: the writable bind, its read-only carve-outs
+//! 3. per writable root, shallowest first: the writable bind, the directories it pins
+//!    (see [`pinned_ancestors`]: bound onto themselves so the command cannot rename
+//!    them), its read-only carve-outs
 //!    (existing → read-only bind; missing protected name → empty read-only
 //!    placeholder; missing user entry → empty read-only file), read-only `hooks/` and
 //!    `config` of nested repositories, then every deny mask under the root again —
@@ -128,6 +130,66 @@ impl Builder {
     }
 }
 
+/// Everything the plan mounts on: writable roots and their carve-outs.
+fn mount_targets<'a>(writable: &[&'a WritableMount]) -> Vec<&'a Path> {
+    let mut out: Vec<&Path> = Vec::new();
+    for w in writable {
+        out.push(&w.root);
+        out.extend(w.read_only.iter().map(PathBuf::as_path));
+        out.extend(w.placeholders.iter().map(PathBuf::as_path));
+        out.extend(w.missing_read_only.iter().map(PathBuf::as_path));
+    }
+    out
+}
+
+/// The index (in `writable`, sorted shallowest first) of the deepest root that contains
+/// `path` strictly: the bind that `path` lives in.
+fn strict_owner(writable: &[&WritableMount], path: &Path) -> Option<usize> {
+    writable
+        .iter()
+        .enumerate()
+        .filter(|(_, w)| path != w.root && path.starts_with(&w.root))
+        .max_by_key(|(_, w)| depth(&w.root))
+        .map(|(index, _)| index)
+}
+
+/// Directories the command could otherwise rename or replace to move a protected path or
+/// a writable root away from where the host expects it (issue 11 item 2): every ancestor
+/// of a mount target (writable root, read-only carve-out, placeholder) that lies strictly
+/// inside a writable root, is no mount target itself and is not read-only already. A
+/// rename moves the mounts beneath a directory with it, so a command that could rename
+/// `/tmp/a` (writable `/tmp`) holding the workspace `/tmp/a/ws` would leave the host's
+/// path free for a fake repository; a mount point cannot be renamed, removed or replaced
+/// (`EBUSY`), and the command has no capability to unmount it.
+///
+/// Returns `(owner index, directory)`, each directory once, shallowest first.
+pub fn pinned_ancestors(writable: &[&WritableMount]) -> Vec<(usize, PathBuf)> {
+    let targets = mount_targets(writable);
+    let read_only = |path: &Path, owner: Option<usize>| {
+        writable
+            .iter()
+            .flat_map(|w| &w.read_only)
+            .any(|ro| path.starts_with(ro) && strict_owner(writable, ro) == owner)
+    };
+    let mut out: Vec<(usize, PathBuf)> = Vec::new();
+    for target in &targets {
+        for ancestor in target.ancestors().skip(1) {
+            if targets.contains(&ancestor) || out.iter().any(|(_, p)| p == ancestor) {
+                continue;
+            }
+            let Some(owner) = strict_owner(writable, ancestor) else {
+                continue;
+            };
+            if read_only(ancestor, Some(owner)) {
+                continue;
+            }
+            out.push((owner, ancestor.to_path_buf()));
+        }
+    }
+    out.sort_by_key(|(_, p)| (depth(p), p.clone()));
+    out
+}
+
 /// Builds the filesystem arguments (see the module doc for the order).
 pub fn build_mount_args(inputs: &MountInputs) -> MountArgs {
     let mut b = Builder {
@@ -180,8 +242,12 @@ pub fn build_mount_args(inputs: &MountInputs) -> MountArgs {
         }
     }
 
-    for root in &writable {
+    let pins = pinned_ancestors(&writable);
+    for (index, root) in writable.iter().enumerate() {
         b.push_path_op("--bind", &root.root);
+        for (_, pin) in pins.iter().filter(|(owner, _)| *owner == index) {
+            b.push_path_op("--bind", pin);
+        }
         let mut read_only = root.read_only.clone();
         read_only.sort_by_key(|p| depth(p));
         for path in &read_only {
@@ -241,6 +307,60 @@ mod tests {
             placeholders: placeholders.iter().map(PathBuf::from).collect(),
             missing_read_only: Vec::new(),
         }
+    }
+
+    #[test]
+    fn ancestors_inside_writable_roots_are_pinned_before_what_they_hold() {
+        let out = build_mount_args(&MountInputs {
+            full_read: true,
+            writable: vec![
+                ws(
+                    "/tmp/a/b/ws",
+                    &["/tmp/a/b/ws/.git", "/tmp/a/b/ws/vendor/lib/.git"],
+                    &[],
+                ),
+                // A git directory elsewhere under /tmp, and a placeholder inside a
+                // read-only directory (its parents are read-only already).
+                ws(
+                    "/tmp",
+                    &["/tmp/main/.git", "/srv/ws/.git"],
+                    &["/tmp/main/.git/x/y"],
+                ),
+                ws("/srv/ws", &["/srv/ws/.git"], &[]),
+            ],
+            ..Default::default()
+        });
+        let got = args(&out);
+        let binds: Vec<&str> = got
+            .windows(2)
+            .filter(|w| w[0] == "--bind")
+            .map(|w| w[1].as_str())
+            .collect();
+        assert_eq!(
+            binds,
+            [
+                "/tmp",
+                "/tmp/a",
+                "/tmp/main",
+                "/tmp/a/b",
+                "/srv/ws",
+                "/tmp/a/b/ws",
+                "/tmp/a/b/ws/vendor",
+                "/tmp/a/b/ws/vendor/lib",
+            ]
+        );
+        // Each pin comes after the bind it lives in and before anything mounted inside it.
+        let at = |op: &str, path: &str| {
+            got.windows(2)
+                .position(|w| w[0] == op && w[1] == path)
+                .unwrap()
+        };
+        assert!(at("--bind", "/tmp") < at("--bind", "/tmp/main"));
+        assert!(at("--bind", "/tmp/main") < at("--ro-bind", "/tmp/main/.git"));
+        assert!(at("--bind", "/tmp/a/b") < at("--bind", "/tmp/a/b/ws"));
+        assert!(
+            at("--bind", "/tmp/a/b/ws/vendor/lib") < at("--ro-bind", "/tmp/a/b/ws/vendor/lib/.git")
+        );
     }
 
     #[test]

@@ -4,9 +4,13 @@
 
 use std::path::{Component, Path, PathBuf};
 
-use airlock_permissions::{ENFORCED_PROTECTED_NAMES, FileSystemPolicyQueries, ResolveContext};
+use airlock_permissions::{
+    ENFORCED_PROTECTED_NAMES, FileSystemPolicyQueries, GitMetadataError, ResolveContext,
+    git_metadata,
+};
 use airlock_protocol::FileSystemSandboxPolicy;
 
+use crate::gitdir::{GitProtection, protect_enclosing, protect_git_entry};
 use crate::globs::{GlobExpandError, expand_deny_globs};
 use crate::mounts::{DenyMask, MountInputs, WritableMount};
 
@@ -58,10 +62,26 @@ pub enum ResolveError {
     /// Deny globs could not be expanded.
     #[error(transparent)]
     Glob(#[from] GlobExpandError),
+    /// A `.git` pointer or `commondir` file cannot be read.
+    #[error(transparent)]
+    Git(#[from] GitMetadataError),
+    /// A repository's git directory contains a writable root: the command could write the
+    /// repository's configuration or hooks through that root.
+    #[error(
+        "cannot protect the repository of {dot_git}: its git directory {git_dir} contains the writable root {root}; point the `.git` file at a directory outside the writable roots, or remove it"
+    )]
+    GitDirContainsWritableRoot {
+        /// The `.git` entry.
+        dot_git: PathBuf,
+        /// Where git reads that repository from.
+        git_dir: PathBuf,
+        /// The writable root inside it.
+        root: PathBuf,
+    },
 }
 
 /// The first symlink on the way from `/` to `path` (its lexical prefix), if any.
-fn first_symlink(path: &Path) -> Option<PathBuf> {
+pub(crate) fn first_symlink(path: &Path) -> Option<PathBuf> {
     let mut current = PathBuf::new();
     for component in path.components() {
         current.push(component);
@@ -87,7 +107,7 @@ fn first_missing(root: &Path, path: &Path) -> Option<PathBuf> {
     None
 }
 
-fn is_empty_dir(path: &Path) -> bool {
+pub(crate) fn is_empty_dir(path: &Path) -> bool {
     std::fs::symlink_metadata(path).is_ok_and(|m| m.is_dir())
         && std::fs::read_dir(path).is_ok_and(|mut entries| entries.next().is_none())
 }
@@ -109,8 +129,8 @@ fn is_temp_root(root: &Path) -> bool {
     root == Path::new("/tmp") || root == Path::new("/var/tmp") || tmpdir.as_deref() == Some(root)
 }
 
-/// Metadata of repositories nested below `root` (not `root/.git`): each nested `.git`
-/// directory, each nested `.git` pointer file and the gitdir it points to. Found by a
+/// Repositories nested below `root` (not `root/.git`): each nested `.git` directory and
+/// `.git` pointer file (where they point is [`protect_git_entry`]'s job). Found by a
 /// walk that does not follow symlinks, does not enter `.git` directories and stops
 /// [`NESTED_REPO_SCAN_DEPTH`] levels down. Whole `.git` directories are protected —
 /// protecting only `hooks/` and `config` would let the command rename `.git` away and
@@ -138,12 +158,7 @@ fn nested_git_metadata(root: &Path) -> Result<Vec<PathBuf>, ResolveError> {
             let path = entry.path();
             let is_git = entry.file_name() == ".git";
             if is_git && dir != root {
-                if kind.is_file()
-                    && let Some(target) = git_pointer_target(&path)
-                {
-                    found.push(target);
-                }
-                if kind.is_dir() || kind.is_file() {
+                if kind.is_dir() || kind.is_file() || kind.is_symlink() {
                     found.push(path);
                 }
             } else if kind.is_dir() && !is_git {
@@ -156,15 +171,50 @@ fn nested_git_metadata(root: &Path) -> Result<Vec<PathBuf>, ResolveError> {
     Ok(found)
 }
 
-/// The directory a `.git` pointer file (`gitdir: <path>`) names, if it exists.
-fn git_pointer_target(dot_git: &Path) -> Option<PathBuf> {
-    let text = std::fs::read_to_string(dot_git).ok()?;
-    let target = text
-        .lines()
-        .find_map(|l| l.trim().strip_prefix("gitdir:"))?
-        .trim();
-    let base = dot_git.parent()?;
-    canonical(&base.join(target))
+/// The index of the mount whose bind is the last to cover `path` (the deepest root
+/// containing it): a read-only mount made before that bind would be hidden by it.
+fn owning_mount(writable: &[WritableMount], path: &Path) -> Option<usize> {
+    writable
+        .iter()
+        .enumerate()
+        .filter(|(_, w)| path.starts_with(&w.root))
+        .max_by_key(|(_, w)| w.root.components().count())
+        .map(|(index, _)| index)
+}
+
+/// Whether `path` lies strictly inside a read-only path made after the last writable bind
+/// that covers it (then it is read-only already).
+fn already_read_only(writable: &[WritableMount], path: &Path) -> bool {
+    let owner = owning_mount(writable, path);
+    writable
+        .iter()
+        .flat_map(|w| &w.read_only)
+        .any(|ro| ro != path && path.starts_with(ro) && owning_mount(writable, ro) == owner)
+}
+
+/// Adds the mounts of one repository's git locations to the roots that own them. A
+/// location that is a writable root itself (an explicit write entry) stays writable.
+fn route_git_protection(writable: &mut [WritableMount], protection: GitProtection) {
+    for path in protection.read_only {
+        if already_read_only(writable, &path) || writable.iter().any(|w| w.root == path) {
+            continue;
+        }
+        if let Some(index) = owning_mount(writable, &path)
+            && !writable[index].read_only.contains(&path)
+        {
+            writable[index].read_only.push(path);
+        }
+    }
+    for path in protection.placeholders {
+        if already_read_only(writable, &path) {
+            continue;
+        }
+        if let Some(index) = owning_mount(writable, &path)
+            && !writable[index].placeholders.contains(&path)
+        {
+            writable[index].placeholders.push(path);
+        }
+    }
 }
 
 /// Resolves `policy` (restricted kind) for a launch from `cwd`.
@@ -196,6 +246,10 @@ pub fn resolve_mount_inputs(
     let in_writable = |p: &Path| canonical_roots.iter().any(|r| p.starts_with(r));
 
     let mut writable = Vec::new();
+    // `.git` entries whose repositories' git directories are protected after the loop,
+    // wherever those lie (see `gitdir`).
+    let mut git_entries: Vec<PathBuf> = Vec::new();
+    let mut linked_git_dirs: Vec<PathBuf> = Vec::new();
     for w in &roots {
         let Some(root) = canonical(&w.root) else {
             continue;
@@ -206,10 +260,26 @@ pub fn resolve_mount_inputs(
             placeholders: Vec::new(),
             missing_read_only: Vec::new(),
         };
+        // The queries list where `root/.git` points too, and the repository above the root;
+        // those locations are handled with the other git entries below (an explicit entry
+        // for `root/.git` turns its part off). Every subpath outside the root is one of them.
+        let top_git = w.root.join(".git");
+        let git_listed: Vec<PathBuf> = if w.read_only_subpaths.contains(&top_git) {
+            git_entries.push(root.join(".git"));
+            git_metadata(&top_git)?
+                .protected_paths()
+                .map(Path::to_path_buf)
+                .collect()
+        } else {
+            Vec::new()
+        };
         for sub in &w.read_only_subpaths {
+            if git_listed.contains(sub) || !sub.starts_with(&w.root) {
+                continue;
+            }
             let remapped = match sub.strip_prefix(&w.root) {
                 Ok(rel) => root.join(rel),
-                Err(_) => sub.clone(), // e.g. a worktree's gitdir elsewhere
+                Err(_) => continue, // git locations, above
             };
             // A deeper writable root's bind would cover whatever is mounted here first;
             // that root applies its own carve-outs after its bind.
@@ -267,12 +337,55 @@ pub fn resolve_mount_inputs(
         } else {
             Vec::new()
         };
-        mount.read_only.extend(
-            nested
-                .into_iter()
-                .filter(|p| !deeper.iter().any(|r| p.starts_with(r))),
-        );
+        for dot_git in nested
+            .into_iter()
+            .filter(|p| !deeper.iter().any(|r| p.starts_with(r)))
+        {
+            if std::fs::symlink_metadata(&dot_git).is_ok_and(|m| m.file_type().is_symlink()) {
+                // A `.git` symlink (trees managed by `repo`): git follows it, so its target
+                // is kept read-only. The link itself stays replaceable, like any directory
+                // the command could turn into a repository of its own.
+                if let Some(target) = canonical(&dot_git)
+                    && in_writable(&target)
+                {
+                    linked_git_dirs.push(target);
+                }
+            } else {
+                mount.read_only.push(dot_git.clone());
+            }
+            git_entries.push(dot_git);
+        }
         writable.push(mount);
+    }
+    route_git_protection(
+        &mut writable,
+        GitProtection {
+            read_only: linked_git_dirs,
+            placeholders: Vec::new(),
+        },
+    );
+    let mut enclosing_entries: Vec<PathBuf> = Vec::new();
+    for root in &canonical_roots {
+        let (entries, enclosing) = protect_enclosing(root, &canonical_roots)?;
+        enclosing_entries.extend(enclosing);
+        route_git_protection(&mut writable, entries);
+    }
+    git_entries.sort();
+    git_entries.dedup();
+    for dot_git in &git_entries {
+        let protection = protect_git_entry(dot_git, &canonical_roots)?;
+        route_git_protection(&mut writable, protection);
+    }
+    for dot_git in &enclosing_entries {
+        match protect_git_entry(dot_git, &canonical_roots) {
+            Ok(protection) => route_git_protection(&mut writable, protection),
+            // A repository above the root that this user cannot read is one git run by
+            // this user cannot use either.
+            Err(ResolveError::Git(e))
+                if e.source.kind() == std::io::ErrorKind::PermissionDenied
+                    && !in_writable(dot_git) => {}
+            Err(e) => return Err(e),
+        }
     }
 
     let mut deny = Vec::new();

@@ -8,6 +8,8 @@
 //! concrete paths; [`FileSystemPolicyQueries`] and [`ReadDenyMatcher`] answer what enforcement
 //! asks. [`intersect_permission_profiles`] and [`effective_permission_profile`] handle per-command
 //! additional permissions; [`to_legacy_sandbox_policy`] projects onto the legacy policy.
+//! [`git_metadata()`] and [`enclosing_git_entries`] find everything git reads a repository from,
+//! so that a protected `.git` protects its repository wherever it lives.
 //!
 //! Rules kept throughout (spec README): never a silently wider permission — unknown tokens are
 //! kept but not enforced, unresolvable entries resolve to nothing, invalid globs deny every read,
@@ -22,6 +24,8 @@ mod config;
 mod context;
 mod error;
 mod full_access;
+mod git_includes;
+mod git_metadata;
 mod inherit;
 mod legacy;
 mod materialize;
@@ -56,6 +60,20 @@ pub use error::ConfigProblem;
 pub use error::PermissionsError;
 pub use error::Result;
 pub use full_access::has_full_access;
+pub use git_metadata::EnclosingGit;
+pub use git_metadata::GitMetadata;
+pub use git_metadata::GitMetadataError;
+pub use git_metadata::GitMetadataPath;
+pub use git_metadata::GitMetadataRole;
+pub use git_metadata::LINKED_METADATA_NAMES;
+pub use git_metadata::MAX_GIT_FILE_BYTES;
+pub use git_metadata::MAX_INCLUDE_DEPTH;
+pub use git_metadata::ProtectAt;
+pub use git_metadata::enclosing_git_entries;
+pub use git_metadata::git_metadata;
+pub use git_metadata::parse_commondir;
+pub use git_metadata::parse_git_file;
+pub use git_metadata::protect_at;
 pub use legacy::permission_profile_from_legacy;
 pub use legacy::to_legacy_sandbox_policy;
 pub use materialize::materialize_entries;

@@ -14,6 +14,8 @@ use crate::builtins::ENFORCED_PROTECTED_NAMES;
 use crate::context::ResolveContext;
 use crate::context::Resolved;
 use crate::context::resolve;
+use crate::git_metadata::enclosing_git_entries;
+use crate::git_metadata::git_metadata;
 use crate::paths::absolutize;
 use crate::paths::canonical_or_lexical;
 use crate::paths::depth;
@@ -24,8 +26,12 @@ use crate::read_deny::glob_matches_path_or_ancestor;
 pub struct WritableRoot {
     /// The root, as spelled by its entry (absolute).
     pub root: PathBuf,
-    /// Protected metadata (`.git`, its `gitdir:` target, `.agents`, `.codex`, `.aws`) and every
-    /// narrower non-write entry under the root, in that order, without repeats.
+    /// Protected metadata (`.git`, where git reads that repository from — the `gitdir:` target
+    /// of a pointer file, the common directory of a linked worktree, symlinked `config`/`hooks`;
+    /// see [`crate::git_metadata()`] —, `.agents`, `.codex`, `.aws`, `.airlock`) and every
+    /// narrower non-write entry under the root, in that order, without repeats. Git locations
+    /// may lie outside the root, and may be missing (then the first missing component is
+    /// listed: it must not be created).
     ///
     /// The four names are listed whether or not they exist, at every writable root: Codex 0.169
     /// masks all four at each writable root (reference `linux-sandbox-observed.md` §3), which is
@@ -208,19 +214,26 @@ impl FileSystemPolicyQueries for FileSystemSandboxPolicy {
             return Vec::new();
         }
         let resolved: Vec<(PathBuf, FileSystemAccessMode)> = resolved_paths(self, ctx).collect();
+        let is_root = |root: &PathBuf, access: &FileSystemAccessMode| {
+            *access == FileSystemAccessMode::Write
+                && self.resolve_access(root, ctx) == FileSystemAccessMode::Write
+        };
+        let all_roots: Vec<PathBuf> = resolved
+            .iter()
+            .filter(|(root, access)| is_root(root, access))
+            .map(|(root, _)| canonical_or_lexical(root))
+            .collect();
         let mut seen: Vec<PathBuf> = Vec::new();
         let mut roots = Vec::new();
         for (root, access) in &resolved {
-            if *access != FileSystemAccessMode::Write
-                || self.resolve_access(root, ctx) != FileSystemAccessMode::Write
-            {
+            if !is_root(root, access) {
                 continue;
             }
             let canonical = canonical_or_lexical(root);
             if seen.contains(&canonical) {
                 continue;
             }
-            seen.push(canonical);
+            seen.push(canonical.clone());
             let mut subpaths: Vec<PathBuf> = Vec::new();
             let mut add = |path: PathBuf| {
                 if !subpaths.contains(&path) {
@@ -233,19 +246,48 @@ impl FileSystemPolicyQueries for FileSystemSandboxPolicy {
                 if resolved.iter().any(|(path, _)| *path == candidate) {
                     continue;
                 }
-                if name == ".git"
-                    && let Some(gitdir) = git_pointer_target(&candidate)
-                {
-                    add(candidate.clone());
-                    add(gitdir);
-                    continue;
-                }
                 add(candidate);
             }
             for (path, access) in &resolved {
                 if *access != FileSystemAccessMode::Write && path.starts_with(root) && path != root
                 {
                     add(path.clone());
+                }
+            }
+            // Where git really reads this repository from (pointer target, common
+            // directory, symlinked config), right after a protected `.git` — whether the
+            // built-in names or an explicit read entry (as in `:workspace`) protect it. An
+            // unreadable pointer lists nothing more here; enforcement refuses to start on it.
+            // A location that is itself an explicit write entry stays the user's choice.
+            let dot_git = root.join(".git");
+            if let Some(at) = subpaths.iter().position(|p| *p == dot_git)
+                && let Ok(metadata) = git_metadata(&dot_git)
+            {
+                let extra: Vec<PathBuf> = metadata
+                    .protected_paths()
+                    .filter(|p| {
+                        !subpaths.iter().any(|s| s == p) && !all_roots.iter().any(|r| r == p)
+                    })
+                    .map(Path::to_path_buf)
+                    .collect();
+                subpaths.splice(at + 1..at + 1, extra);
+            }
+            // The repository git finds above the root, and the `.git` names on the way that
+            // the command could create (see `enclosing_git_entries`).
+            let enclosing = enclosing_git_entries(&canonical, &all_roots);
+            let mut above: Vec<PathBuf> = enclosing.missing;
+            above.extend(enclosing.skipped);
+            if let Some(existing) = enclosing.existing {
+                if all_roots.iter().any(|r| existing.starts_with(r)) {
+                    above.push(existing.clone());
+                }
+                if let Ok(metadata) = git_metadata(&existing) {
+                    above.extend(metadata.protected_paths().map(Path::to_path_buf));
+                }
+            }
+            for path in above {
+                if !subpaths.contains(&path) && !all_roots.contains(&path) {
+                    subpaths.push(path);
                 }
             }
             roots.push(WritableRoot {
@@ -297,23 +339,4 @@ impl FileSystemPolicyQueries for FileSystemSandboxPolicy {
         globs.dedup();
         globs
     }
-}
-
-/// For a `.git` *file* of the form `gitdir: <path>` (worktree or submodule), the existing target
-/// directory (relative targets are relative to the file's directory).
-fn git_pointer_target(dot_git: &Path) -> Option<PathBuf> {
-    if !dot_git.is_file() {
-        return None;
-    }
-    let text = std::fs::read_to_string(dot_git).ok()?;
-    let target = text
-        .lines()
-        .find_map(|line| line.trim().strip_prefix("gitdir:"))?
-        .trim();
-    if target.is_empty() {
-        return None;
-    }
-    let base = dot_git.parent()?;
-    let resolved = absolutize(Path::new(target), base);
-    resolved.exists().then_some(resolved)
 }

@@ -93,6 +93,55 @@ fn full_disk_queries() {
     assert!(!read.include_platform_defaults());
 }
 
+/// Issue 11: a linked worktree's common directory, a dangling pointer and the repository
+/// above a root are read-only subpaths too; an explicit write entry for a git location wins.
+#[test]
+fn git_locations_and_the_repository_above_are_read_only_subpaths() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = dir.path().canonicalize().unwrap();
+    let main = base.join("main/.git");
+    let admin = main.join("worktrees/wt");
+    let ws = base.join("outer/wt");
+    std::fs::create_dir_all(&admin).unwrap();
+    std::fs::create_dir_all(&ws).unwrap();
+    std::fs::write(admin.join("commondir"), "../..\n").unwrap();
+    std::fs::write(ws.join(".git"), format!("gitdir: {}\n", admin.display())).unwrap();
+    let policy = |extra: Vec<FileSystemSandboxEntry>| {
+        let mut entries = vec![
+            root(Read),
+            FileSystemSandboxEntry::path(&ws, Write),
+            FileSystemSandboxEntry::path(&base, Write),
+        ];
+        entries.extend(extra);
+        FileSystemSandboxPolicy::restricted(entries)
+    };
+    let roots = policy(Vec::new()).get_writable_roots(&ctx(&ws));
+    assert_eq!(
+        roots[0].read_only_subpaths,
+        vec![
+            ws.join(".git"),
+            admin.clone(),
+            main.clone(),
+            ws.join(".agents"),
+            ws.join(".codex"),
+            ws.join(".aws"),
+            ws.join(".airlock"),
+            base.join("outer/.git"),
+            base.join(".git"),
+        ],
+        "git dir, common dir, then the missing `.git` names above inside the writable base"
+    );
+    // The user makes the main repository writable on purpose: it stays so.
+    let roots =
+        policy(vec![FileSystemSandboxEntry::path(&main, Write)]).get_writable_roots(&ctx(&ws));
+    assert!(!roots[0].read_only_subpaths.contains(&main));
+    assert!(roots[0].read_only_subpaths.contains(&admin));
+    // A dangling pointer lists its first missing component.
+    std::fs::write(ws.join(".git"), "gitdir: ./.bare/x\n").unwrap();
+    let roots = policy(Vec::new()).get_writable_roots(&ctx(&ws));
+    assert_eq!(roots[0].read_only_subpaths[1], ws.join(".bare"));
+}
+
 #[test]
 fn writable_roots_carry_metadata_and_narrower_entries() {
     let dir = match tempfile::tempdir() {

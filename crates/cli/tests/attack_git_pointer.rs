@@ -1,0 +1,607 @@
+//! Issue 11 item 1: a `.git` *file* sends git to another directory (`gitdir:`), and a linked
+//! worktree's git directory takes `config` and `hooks/` from the main repository
+//! (`commondir`). Each test builds one real layout with real git, runs the attack inside the
+//! real sandbox (`airlock sandbox -P :workspace`, real bubblewrap), then runs git on the host
+//! as the user would next and asserts the planted command never ran and nothing was moved.
+//! Each ends with the control: the same script run without the sandbox does plant a command
+//! the host's git runs.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is the failure report
+
+mod attack_support;
+
+use std::path::Path;
+
+use attack_support::{
+    Marker, assert_attack_works_unsandboxed, assert_host_git_is_clean, git_ok, plant_in_git_dir,
+    sandboxed, temp_in, text,
+};
+
+/// A snapshot of what git reads from `git_dir`, to compare after the sandboxed run.
+fn snapshot(git_dir: &Path) -> (String, Vec<String>) {
+    let config = std::fs::read_to_string(git_dir.join("config")).unwrap();
+    let mut hooks: Vec<String> = std::fs::read_dir(git_dir.join("hooks"))
+        .map(|entries| {
+            entries
+                .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+                .collect()
+        })
+        .unwrap_or_default();
+    hooks.sort();
+    (config, hooks)
+}
+
+fn commit_readme(worktree: &Path) {
+    std::fs::write(worktree.join("README"), "hello\n").unwrap();
+    git_ok(worktree, &["add", "README"]);
+    git_ok(worktree, &["commit", "-qm", "init"]);
+}
+
+/// The issue's reproduction: `gitdir: ./.bare` next to a bare repository used as a
+/// working tree. Also tries to swap the pointer file and the bare directory themselves.
+#[test]
+fn bare_repository_behind_a_gitdir_pointer() {
+    let (_dir, ws) = temp_in("/var/tmp", "airlock-attack-bare-");
+    git_ok(&ws, &["init", "-q", "--bare", ".bare"]);
+    std::fs::write(ws.join(".git"), "gitdir: ./.bare\n").unwrap();
+    git_ok(
+        &ws,
+        &["config", "--file", ".bare/config", "core.bare", "false"],
+    );
+    commit_readme(&ws);
+    let bare = ws.join(".bare");
+    let before = snapshot(&bare);
+    let marker = Marker::new();
+    let plant = plant_in_git_dir(&bare, &marker);
+
+    let swap = "mv .git .git.old; rm -f .git; echo 'gitdir: /tmp/evil.git' > .git; \
+                rm -rf .bare; mv .bare .bare.old";
+    let out = sandboxed(&ws, &[], &format!("{plant}; {swap}"));
+    let all = text(&out);
+    assert!(all.contains("Read-only file system"), "{all}");
+    assert!(all.contains("Device or resource busy"), "{all}");
+    assert_eq!(
+        snapshot(&bare),
+        before,
+        "the bare repository changed: {all}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(ws.join(".git")).unwrap(),
+        "gitdir: ./.bare\n"
+    );
+    assert!(!ws.join(".git.old").exists() && !ws.join(".bare.old").exists());
+    assert_host_git_is_clean(&ws, &marker);
+    assert_attack_works_unsandboxed(&ws, &plant, &marker);
+}
+
+/// A bare repository with linked worktrees (`git worktree add`): each worktree's git
+/// directory is `.bare/worktrees/<name>` and its common directory `.bare`. Attacked from the
+/// project directory (worktrees nested in the workspace), and from one worktree while the
+/// project lives under the writable `/tmp`.
+#[test]
+fn bare_repository_with_linked_worktrees() {
+    for parent in ["/var/tmp", "/tmp"] {
+        let (_dir, project) = temp_in(parent, "airlock-attack-worktrees-");
+        git_ok(&project, &["init", "-q", "--bare", ".bare"]);
+        std::fs::write(project.join(".git"), "gitdir: ./.bare\n").unwrap();
+        git_ok(&project, &["worktree", "add", "-q", "-b", "main", "main"]);
+        let main = project.join("main");
+        commit_readme(&main);
+        git_ok(
+            &project,
+            &["worktree", "add", "-q", "-b", "feature", "feature"],
+        );
+        let feature = project.join("feature");
+        let bare = project.join(".bare");
+        let before = snapshot(&bare);
+        let marker = Marker::new();
+        let plant = plant_in_git_dir(&bare, &marker);
+        let worktree_admin = bare.join("worktrees/feature");
+        let extra = format!(
+            "git config --file '{admin}/config.worktree' core.fsmonitor '{cmd}'; \
+             echo 'gitdir: /tmp/evil.git' > feature/.git; echo 'gitdir: /tmp/evil.git' > .git; \
+             mv feature/.git feature/.git.old; mv feature feature.old",
+            admin = worktree_admin.display(),
+            cmd = marker.command()
+        );
+        // From the project directory, and from the `feature` worktree.
+        for ws in [&project, &feature] {
+            let out = sandboxed(
+                ws,
+                &[],
+                &format!("cd {}; {plant}; {extra}", project.display()),
+            );
+            let all = text(&out);
+            assert!(all.contains("Read-only file system"), "{parent}: {all}");
+            assert_eq!(snapshot(&bare), before, "{parent}: {all}");
+            assert!(!worktree_admin.join("config.worktree").exists(), "{all}");
+            assert!(!project.join("feature.old").exists(), "{all}");
+            assert!(
+                std::fs::read_to_string(feature.join(".git"))
+                    .unwrap()
+                    .contains(".bare/worktrees/feature"),
+                "{all}"
+            );
+            for worktree in [&main, &feature] {
+                assert_host_git_is_clean(worktree, &marker);
+            }
+        }
+        assert_attack_works_unsandboxed(&feature, &plant, &marker);
+    }
+}
+
+/// `git clone --separate-git-dir`: the workspace's `.git` names an absolute git directory in
+/// another writable root (`/tmp`).
+#[test]
+fn separate_git_dir_in_another_writable_root() {
+    let (_src_dir, src) = temp_in("/var/tmp", "airlock-attack-src-");
+    git_ok(&src, &["init", "-q"]);
+    commit_readme(&src);
+    let (_sep_dir, sep) = temp_in("/tmp", "airlock-attack-sep-");
+    let (_ws_dir, base) = temp_in("/var/tmp", "airlock-attack-clone-");
+    let git_dir = sep.join("repo.git");
+    git_ok(
+        &base,
+        &[
+            "clone",
+            "-q",
+            "--separate-git-dir",
+            git_dir.to_str().unwrap(),
+            src.to_str().unwrap(),
+            "ws",
+        ],
+    );
+    let ws = base.join("ws");
+    assert!(ws.join(".git").is_file());
+    let before = snapshot(&git_dir);
+    let marker = Marker::new();
+    let plant = plant_in_git_dir(&git_dir, &marker);
+    // Also: move the directory holding the git directory away and build a fake one there.
+    let rename = format!(
+        "mv '{sep}' '{sep}.moved' && git init -q --bare '{git}' && \
+         git config --file '{git}/config' core.fsmonitor '{cmd}'",
+        sep = sep.display(),
+        git = git_dir.display(),
+        cmd = marker.command()
+    );
+    let out = sandboxed(&ws, &[], &format!("{plant}; {rename}"));
+    let all = text(&out);
+    assert!(all.contains("Read-only file system"), "{all}");
+    assert!(all.contains("Device or resource busy"), "{all}");
+    assert!(!Path::new(&format!("{}.moved", sep.display())).exists());
+    assert_eq!(snapshot(&git_dir), before, "{all}");
+    assert_host_git_is_clean(&ws, &marker);
+    assert_attack_works_unsandboxed(&ws, &plant, &marker);
+}
+
+/// A submodule: its `.git` is `gitdir: ../.git/modules/sub`. The workspace is the
+/// submodule's directory and the superproject lives under the writable `/tmp`, so both the
+/// submodule's git directory and the superproject's `.git` would be writable.
+#[test]
+fn submodule_with_its_superproject_under_tmp() {
+    let (_lib_dir, lib) = temp_in("/var/tmp", "airlock-attack-lib-");
+    git_ok(&lib, &["init", "-q"]);
+    commit_readme(&lib);
+    let (_super_dir, superproject) = temp_in("/tmp", "airlock-attack-super-");
+    git_ok(&superproject, &["init", "-q"]);
+    git_ok(
+        &superproject,
+        &["submodule", "add", "-q", lib.to_str().unwrap(), "sub"],
+    );
+    git_ok(&superproject, &["commit", "-qm", "add sub"]);
+    let ws = superproject.join("sub");
+    assert!(
+        std::fs::read_to_string(ws.join(".git"))
+            .unwrap()
+            .contains("modules/sub")
+    );
+    let module_dir = superproject.join(".git/modules/sub");
+    let super_git = superproject.join(".git");
+    let (before_module, before_super) = (snapshot(&module_dir), snapshot(&super_git));
+    let marker = Marker::new();
+    let plant = format!(
+        "{}; {}",
+        plant_in_git_dir(&module_dir, &marker),
+        plant_in_git_dir(&super_git, &marker)
+    );
+    let out = sandboxed(&ws, &[], &plant);
+    let all = text(&out);
+    assert!(all.contains("Read-only file system"), "{all}");
+    assert_eq!(snapshot(&module_dir), before_module, "{all}");
+    assert_eq!(snapshot(&super_git), before_super, "{all}");
+    assert_host_git_is_clean(&ws, &marker);
+    assert_host_git_is_clean(&superproject, &marker);
+    assert_attack_works_unsandboxed(&ws, &plant, &marker);
+}
+
+/// A linked worktree in the workspace whose main repository is under `/tmp`: the common
+/// directory (`config`, `hooks/`) lies outside the workspace, in another writable root.
+#[test]
+fn worktree_whose_main_repository_is_under_tmp() {
+    let (_main_dir, main) = temp_in("/tmp", "airlock-attack-main-");
+    git_ok(&main, &["init", "-q"]);
+    commit_readme(&main);
+    let (_ws_dir, base) = temp_in("/var/tmp", "airlock-attack-wt-");
+    let ws = base.join("wt");
+    git_ok(
+        &main,
+        &["worktree", "add", "-q", "-b", "wt", ws.to_str().unwrap()],
+    );
+    let common = main.join(".git");
+    let admin = common.join("worktrees/wt");
+    let before = snapshot(&common);
+    let marker = Marker::new();
+    let plant = format!(
+        "{}; git config --file '{}/config.worktree' core.fsmonitor '{}'",
+        plant_in_git_dir(&common, &marker),
+        admin.display(),
+        marker.command()
+    );
+    let out = sandboxed(&ws, &[], &plant);
+    assert!(
+        text(&out).contains("Read-only file system"),
+        "{}",
+        text(&out)
+    );
+    assert_eq!(snapshot(&common), before, "{}", text(&out));
+    assert!(!admin.join("config.worktree").exists());
+    assert_host_git_is_clean(&ws, &marker);
+    assert_host_git_is_clean(&main, &marker);
+    assert_attack_works_unsandboxed(&ws, &plant, &marker);
+}
+
+/// A dangling pointer (`gitdir: ./.bare`, no `.bare`): the sandbox must not be able to
+/// create the repository git would then use; afterwards nothing is left behind.
+#[test]
+fn dangling_pointer_target_cannot_be_created() {
+    let (_dir, ws) = temp_in("/var/tmp", "airlock-attack-dangling-");
+    std::fs::write(ws.join(".git"), "gitdir: ./.bare\n").unwrap();
+    std::fs::write(ws.join("README"), "hello\n").unwrap();
+    let marker = Marker::new();
+    let plant = format!(
+        "git init -q --bare .bare && git config --file .bare/config core.bare false && \
+         git config --file .bare/config core.fsmonitor '{}'",
+        marker.command()
+    );
+    let out = sandboxed(&ws, &[], &plant);
+    assert!(!out.status.success());
+    assert!(
+        text(&out).contains("Read-only file system"),
+        "{}",
+        text(&out)
+    );
+    assert!(
+        !ws.join(".bare").exists(),
+        "placeholder or planted repository left behind"
+    );
+    assert_host_git_is_clean(&ws, &marker);
+    assert_attack_works_unsandboxed(&ws, &plant, &marker);
+}
+
+/// A `.git` directory whose `config` and `hooks` are symlinks into another repository under
+/// `/tmp` (`git-new-workdir`): git follows them, so their targets stay read-only too.
+#[test]
+fn symlinked_config_and_hooks_of_a_git_directory() {
+    let (_main_dir, main) = temp_in("/tmp", "airlock-attack-linked-");
+    git_ok(&main, &["init", "-q"]);
+    commit_readme(&main);
+    let (_ws_dir, ws) = temp_in("/var/tmp", "airlock-attack-workdir-");
+    let dot_git = ws.join(".git");
+    std::fs::create_dir(&dot_git).unwrap();
+    // As `git-new-workdir` does: everything shared by symlink, `HEAD` copied.
+    for name in [
+        "config",
+        "hooks",
+        "info",
+        "refs",
+        "objects",
+        "logs",
+        "packed-refs",
+    ] {
+        let target = main.join(".git").join(name);
+        if target.exists() {
+            std::os::unix::fs::symlink(&target, dot_git.join(name)).unwrap();
+        }
+    }
+    std::fs::copy(main.join(".git/HEAD"), dot_git.join("HEAD")).unwrap();
+    git_ok(&ws, &["checkout", "-qf", "HEAD"]);
+    let before = snapshot(&main.join(".git"));
+    let marker = Marker::new();
+    let plant = plant_in_git_dir(&main.join(".git"), &marker);
+    let out = sandboxed(&ws, &[], &plant);
+    assert!(
+        text(&out).contains("Read-only file system"),
+        "{}",
+        text(&out)
+    );
+    assert_eq!(snapshot(&main.join(".git")), before, "{}", text(&out));
+    assert_host_git_is_clean(&ws, &marker);
+    assert_attack_works_unsandboxed(&ws, &plant, &marker);
+}
+
+/// `permissions show` names the resolved git directory and common directory, for people and
+/// in `--json`.
+#[test]
+fn permissions_show_lists_the_git_locations() {
+    let (_main_dir, main) = temp_in("/var/tmp", "airlock-show-main-");
+    git_ok(&main, &["init", "-q"]);
+    commit_readme(&main);
+    let (_ws_dir, base) = temp_in("/var/tmp", "airlock-show-wt-");
+    let ws = base.join("wt");
+    git_ok(
+        &main,
+        &["worktree", "add", "-q", "-b", "wt", ws.to_str().unwrap()],
+    );
+    let out = attack_support::airlock(&["permissions", "show", "-P", ":workspace"], &ws);
+    let summary = text(&out);
+    let admin = main.join(".git/worktrees/wt");
+    for expected in [
+        format!(
+            "    read-only: {}/.git\n    read-only: {} (git directory of {}/.git)\n",
+            ws.display(),
+            admin.display(),
+            ws.display()
+        ),
+        format!(
+            "    read-only: {} (git common directory of {}/.git)\n",
+            main.join(".git").display(),
+            ws.display()
+        ),
+    ] {
+        assert!(
+            summary.contains(&expected),
+            "missing {expected:?} in\n{summary}"
+        );
+    }
+    // The repository above a workspace under `/tmp`, and the `.git` names on the way.
+    let (_tmp_dir, tmp_base) = temp_in("/tmp", "airlock-show-above-");
+    git_ok(&tmp_base, &["init", "-q"]);
+    let inner = tmp_base.join("a/ws");
+    std::fs::create_dir_all(&inner).unwrap();
+    let out = attack_support::airlock(&["permissions", "show", "-P", ":workspace"], &inner);
+    let above = text(&out);
+    for expected in [
+        format!(
+            "    read-only: {}/a/.git (missing: must not be created, git would find it from this root)\n",
+            tmp_base.display()
+        ),
+        format!(
+            "    read-only: {}/.git (the repository git finds above this root)\n",
+            tmp_base.display()
+        ),
+    ] {
+        assert!(
+            above.contains(&expected),
+            "missing {expected:?} in\n{above}"
+        );
+    }
+    let out = attack_support::airlock(&["permissions", "show", "-P", ":workspace", "--json"], &ws);
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let entries = json["file_system"]["entries"].as_array().unwrap();
+    for path in [admin, main.join(".git")] {
+        assert!(
+            entries
+                .iter()
+                .any(|e| e["path"]["path"] == path.to_str().unwrap() && e["access"] == "read"),
+            "{path:?} not in {json}"
+        );
+    }
+}
+
+/// The repository's config includes a file in the working tree (`include.path =
+/// ../project.gitconfig`, a common way to share settings) and, conditionally, one that does
+/// not exist yet: git reads both, so neither may be written or created.
+#[test]
+fn included_configuration_files_in_the_workspace() {
+    let (_dir, ws) = temp_in("/var/tmp", "airlock-attack-include-");
+    git_ok(&ws, &["init", "-q"]);
+    commit_readme(&ws);
+    std::fs::write(ws.join("project.gitconfig"), "[core]\n\tautocrlf = false\n").unwrap();
+    git_ok(&ws, &["config", "include.path", "../project.gitconfig"]);
+    git_ok(
+        &ws,
+        &[
+            "config",
+            "includeIf.onbranch:main.path",
+            "../later.gitconfig",
+        ],
+    );
+    let marker = Marker::new();
+    let plant = format!(
+        "printf '[core]\\n\\tfsmonitor = {cmd}\\n' >> project.gitconfig; \
+         printf '[core]\\n\\tfsmonitor = {cmd}\\n' > later.gitconfig; \
+         mv project.gitconfig gone.gitconfig; true",
+        cmd = marker.command()
+    );
+    let out = sandboxed(&ws, &[], &plant);
+    let all = text(&out);
+    assert!(all.contains("Read-only file system"), "{all}");
+    assert_eq!(
+        std::fs::read_to_string(ws.join("project.gitconfig")).unwrap(),
+        "[core]\n\tautocrlf = false\n"
+    );
+    assert!(!ws.join("later.gitconfig").exists() && !ws.join("gone.gitconfig").exists());
+    assert_host_git_is_clean(&ws, &marker);
+    assert_attack_works_unsandboxed(&ws, &plant, &marker);
+}
+
+/// The main repository of the workspace's worktree lies in a writable root of a custom
+/// profile that is deeper than the workspace: its read-only binds must come after that
+/// root's bind, or the bind would cover them.
+#[test]
+fn worktree_whose_main_repository_is_in_a_deeper_writable_root() {
+    let (_data_dir, data) = temp_in("/var/tmp", "airlock-attack-deep-");
+    let deep = data.join("a/b/c");
+    let main = deep.join("main");
+    std::fs::create_dir_all(&main).unwrap();
+    git_ok(&main, &["init", "-q"]);
+    commit_readme(&main);
+    let (_ws_dir, ws) = temp_in("/var/tmp", "airlock-attack-shallow-");
+    let wt = ws.join("wt");
+    git_ok(
+        &main,
+        &["worktree", "add", "-q", "-b", "wt", wt.to_str().unwrap()],
+    );
+    let filesystem = format!(
+        "permissions.p.filesystem={{\"{}\"=\"write\"}}",
+        deep.display()
+    );
+    let profile = [
+        "-c",
+        "permissions.p.extends=\":workspace\"",
+        "-c",
+        filesystem.as_str(),
+        "-P",
+        "p",
+    ];
+    let common = main.join(".git");
+    let before = snapshot(&common);
+    let marker = Marker::new();
+    let plant = plant_in_git_dir(&common, &marker);
+    let out = attack_support::sandboxed_with(
+        &wt,
+        &profile,
+        &format!("touch '{}/ok'; {plant}", deep.display()),
+    );
+    let all = text(&out);
+    assert!(
+        deep.join("ok").exists(),
+        "the profile does not make {deep:?} writable: {all}"
+    );
+    assert!(all.contains("Read-only file system"), "{all}");
+    assert_eq!(snapshot(&common), before, "{all}");
+    assert_host_git_is_clean(&wt, &marker);
+    assert_attack_works_unsandboxed(&wt, &plant, &marker);
+}
+
+/// The workspace is the main repository; one of its linked worktrees lives under the
+/// writable `/tmp`. Re-pointing that worktree's `.git` file at a fake repository would make
+/// the user's next `git status` there run the fake's config.
+#[test]
+fn linked_worktree_elsewhere_cannot_be_re_pointed() {
+    let (_ws_dir, ws) = temp_in("/var/tmp", "airlock-attack-mainws-");
+    git_ok(&ws, &["init", "-q"]);
+    commit_readme(&ws);
+    let (_wt_dir, wt_base) = temp_in("/tmp", "airlock-attack-otherwt-");
+    let wt = wt_base.join("wt");
+    git_ok(
+        &ws,
+        &["worktree", "add", "-q", "-b", "wt", wt.to_str().unwrap()],
+    );
+    let pointer = std::fs::read_to_string(wt.join(".git")).unwrap();
+    let marker = Marker::new();
+    let fake = wt_base.join("fake.git");
+    let plant = format!(
+        "git init -q --bare '{fake}' && git config --file '{fake}/config' core.bare false && \
+         git config --file '{fake}/config' core.fsmonitor '{cmd}'; \
+         echo 'gitdir: {fake}' > '{wt}/.git'; \
+         mv '{wt}/.git' '{wt}/.git.old' && echo 'gitdir: {fake}' > '{wt}/.git'; \
+         mv '{wt}' '{wt}.old' && mkdir '{wt}' && echo 'gitdir: {fake}' > '{wt}/.git'; true",
+        fake = fake.display(),
+        wt = wt.display(),
+        cmd = marker.command()
+    );
+    let out = sandboxed(&ws, &[], &plant);
+    let all = text(&out);
+    assert!(all.contains("Read-only file system"), "{all}");
+    assert!(all.contains("Device or resource busy"), "{all}");
+    assert_eq!(
+        std::fs::read_to_string(wt.join(".git")).unwrap(),
+        pointer,
+        "{all}"
+    );
+    assert!(!wt_base.join("wt.old").exists());
+    assert_host_git_is_clean(&wt, &marker);
+    attack_support::assert_attack_works_unsandboxed_at(&ws, &wt, &plant, &marker);
+}
+
+/// `core.hooksPath` names a shared hooks directory under `/tmp` (outside the working
+/// tree): the sandbox must not plant a hook there, nor create the directory if missing.
+#[test]
+fn hooks_path_outside_the_working_tree() {
+    let (_ws_dir, ws) = temp_in("/var/tmp", "airlock-attack-hookspath-");
+    git_ok(&ws, &["init", "-q"]);
+    commit_readme(&ws);
+    let (_hooks_dir, hooks_base) = temp_in("/tmp", "airlock-attack-hooks-");
+    for hooks in [hooks_base.join("shared"), hooks_base.join("not-yet")] {
+        git_ok(&ws, &["config", "core.hooksPath", hooks.to_str().unwrap()]);
+        let marker = Marker::new();
+        let plant = format!(
+            "mkdir -p '{hooks}' && printf '#!/bin/sh\\n{cmd}\\n' > '{hooks}/pre-commit' && \
+             chmod +x '{hooks}/pre-commit'",
+            hooks = hooks.display(),
+            cmd = marker.command()
+        );
+        if hooks.ends_with("shared") {
+            std::fs::create_dir_all(&hooks).unwrap();
+        }
+        let out = sandboxed(&ws, &[], &plant);
+        assert!(!out.status.success(), "{}", text(&out));
+        assert!(
+            text(&out).contains("Read-only file system"),
+            "{}",
+            text(&out)
+        );
+        assert!(!hooks.join("pre-commit").exists());
+        assert_host_git_is_clean(&ws, &marker);
+        assert_attack_works_unsandboxed(&ws, &plant, &marker);
+    }
+}
+
+/// Fail closed: git metadata Airlock cannot read, or a pointer through a symlink the
+/// sandbox could re-point, stops the launch before anything runs (exit 125, the file named).
+#[test]
+fn unreadable_metadata_and_symlinked_pointers_stop_the_launch() {
+    let (_dir, ws) = temp_in("/var/tmp", "airlock-attack-failclosed-");
+    let ran = ws.join("ran");
+    let script = format!("touch '{}'", ran.display());
+    // A `commondir` that cannot be read as a file (as root, a directory is the way).
+    std::fs::create_dir_all(ws.join(".git/commondir")).unwrap();
+    let out = sandboxed(&ws, &[], &script);
+    assert_eq!(out.status.code(), Some(125), "{}", text(&out));
+    assert!(text(&out).contains(".git/commondir"), "{}", text(&out));
+    assert!(!ran.exists());
+    // `gitdir:` through a symlink inside the workspace.
+    std::fs::remove_dir_all(ws.join(".git")).unwrap();
+    let (_real_dir, real) = temp_in("/var/tmp", "airlock-attack-real-");
+    git_ok(&real, &["init", "-q", "--bare", "repo.git"]);
+    std::os::unix::fs::symlink(&real, ws.join("link")).unwrap();
+    std::fs::write(ws.join(".git"), "gitdir: link/repo.git\n").unwrap();
+    let out = sandboxed(&ws, &[], &script);
+    assert_eq!(out.status.code(), Some(125), "{}", text(&out));
+    assert!(
+        text(&out).contains("crosses writable symlink"),
+        "{}",
+        text(&out)
+    );
+    assert!(!ran.exists());
+}
+
+/// Trees managed by `repo` (Android): a nested project's `.git` is a symlink into
+/// `.repo/projects/`, which git follows; that git directory stays read-only.
+#[test]
+fn nested_git_symlink_targets() {
+    let (_dir, ws) = temp_in("/var/tmp", "airlock-attack-repotool-");
+    git_ok(&ws, &["init", "-q"]);
+    let sub = ws.join("sub");
+    std::fs::create_dir_all(&sub).unwrap();
+    git_ok(&sub, &["init", "-q"]);
+    commit_readme(&sub);
+    let projects = ws.join(".repo/projects");
+    std::fs::create_dir_all(&projects).unwrap();
+    let git_dir = projects.join("sub.git");
+    std::fs::rename(sub.join(".git"), &git_dir).unwrap();
+    std::os::unix::fs::symlink("../.repo/projects/sub.git", sub.join(".git")).unwrap();
+    git_ok(&sub, &["status", "--short"]);
+    let before = snapshot(&git_dir);
+    let marker = Marker::new();
+    let plant = plant_in_git_dir(&git_dir, &marker);
+    let out = sandboxed(&ws, &[], &plant);
+    assert!(
+        text(&out).contains("Read-only file system"),
+        "{}",
+        text(&out)
+    );
+    assert_eq!(snapshot(&git_dir), before, "{}", text(&out));
+    assert_host_git_is_clean(&sub, &marker);
+    assert_attack_works_unsandboxed(&sub, &plant, &marker);
+}

@@ -1,0 +1,735 @@
+//! Where git keeps the metadata of a repository whose `.git` entry is protected (spec 04
+//! §Compilation and materialisation: "`.git` (dir, or file — then its `gitdir:` target too)").
+//!
+//! Protecting only the `.git` name is not enough when git reads the repository from somewhere
+//! else: a `.git` *file* (`gitdir: <path>`, written by `git worktree add`, `git clone
+//! --separate-git-dir`, submodules and bare-repository layouts) sends git to another directory,
+//! and a git directory holding a `commondir` file (every linked worktree) takes `config`,
+//! `hooks/` and `info/` from the main repository's git directory. A sandboxed command that can
+//! write any of them plants a command (`core.fsmonitor`, a hook) that the user's next `git status`
+//! on the host runs. This module finds those directories exactly as git does (a `.git` symlink
+//! is followed, as git does), so that every backend can keep them read-only:
+//! - `gitdir:` files follow git's `read_gitfile_gently`: at most [`MAX_GIT_FILE_BYTES`], the
+//!   content must start with `gitdir: `, trailing CR/LF are dropped, a relative path is relative
+//!   to the directory holding the file. Anything else is not a repository to git (it stops with
+//!   "invalid gitfile format" instead of looking further up), so nothing beyond the file itself
+//!   needs protecting.
+//! - `commondir` follows git's `get_common_dir_noenv`: trailing CR/LF dropped, relative to the
+//!   git directory.
+//! - `config`, `config.worktree`, `hooks` and `info` that are symlinks (layouts such as
+//!   `git-new-workdir`) are followed one level: git reads their targets.
+//! - files included by `config`/`config.worktree` (`include.path`, `includeIf.*.path`, any
+//!   condition; `~/` against `$HOME`, relative to the including file), transitively up to
+//!   git's depth of [`MAX_INCLUDE_DEPTH`]; a missing one counts, as git skips it silently
+//!   and would read it once created.
+//! - `core.hooksPath` from those files when it lies outside the working tree (`~/` against
+//!   `$HOME`, relative to the working tree). A hooks directory *inside* the working tree
+//!   (`.husky`) holds workspace files like any other and is left writable.
+//! - the `.git` files of the repository's other linked worktrees (`worktrees/<id>/gitdir`
+//!   of the common directory, at most [`MAX_LINKED_WORKTREES`]).
+//!
+//! A location that does not exist (a dangling pointer) is reported with the first missing
+//! component, because creating that component is how a sandboxed command would make git use a
+//! repository of its own. A path with a non-directory on the way is reported at that entry,
+//! which must not be replaced by a directory.
+//!
+//! Must not: decide what is writable (callers know the writable roots), follow more than what git
+//! itself follows, or read unbounded amounts of data.
+
+use std::ffi::OsStr;
+use std::ffi::OsString;
+use std::io::Read as _;
+use std::path::Component;
+use std::path::Path;
+use std::path::PathBuf;
+
+use crate::git_includes::hooks_paths;
+use crate::git_includes::include_paths;
+use crate::paths::normalize_lexically;
+
+/// Largest `.git` pointer or `commondir` file read, in bytes: git's own limit for gitfiles
+/// (1 MiB). Longer files are not a repository to git.
+pub const MAX_GIT_FILE_BYTES: u64 = 1 << 20;
+
+/// How deep includes are followed (git stops at the same depth).
+pub const MAX_INCLUDE_DEPTH: usize = 10;
+
+/// At most this many linked worktrees are listed for one repository.
+pub const MAX_LINKED_WORKTREES: usize = 256;
+
+/// At most this many configuration files are read for one repository.
+const MAX_CONFIG_FILES: usize = 64;
+
+/// Entries of a git directory that git follows when they are symlinks and that decide which
+/// programs run (configuration, hooks) or what is read as repository information.
+pub const LINKED_METADATA_NAMES: [&str; 4] = ["config", "config.worktree", "hooks", "info"];
+
+/// What a location is to git.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum GitMetadataRole {
+    /// The directory a `.git` file's `gitdir:` line names.
+    GitDir,
+    /// The directory a git directory's `commondir` file names (a linked worktree's main
+    /// repository: `config`, `hooks/`, `info/`, objects and refs).
+    CommonDir,
+    /// The target of a symlinked `config`, `config.worktree`, `hooks` or `info`.
+    LinkedEntry,
+    /// A file the repository's configuration includes (`include.path`, `includeIf.*.path`).
+    IncludedConfig,
+    /// A `core.hooksPath` directory outside the repository's working tree.
+    HooksPath,
+    /// The `.git` file of another linked worktree of the repository (named by
+    /// `worktrees/<id>/gitdir` of the common directory): re-pointed, the user's git in that
+    /// worktree would read another repository.
+    LinkedWorktree,
+}
+
+impl GitMetadataRole {
+    /// How people call it (`permissions show`).
+    #[must_use]
+    pub fn describe(self) -> &'static str {
+        match self {
+            Self::GitDir => "git directory",
+            Self::CommonDir => "git common directory",
+            Self::LinkedEntry => "linked git metadata",
+            Self::IncludedConfig => "file included by the git configuration",
+            Self::HooksPath => "hooks directory (core.hooksPath)",
+            Self::LinkedWorktree => "`.git` file of a linked worktree",
+        }
+    }
+}
+
+/// Where a location is protected.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ProtectAt {
+    /// The location exists (or a non-directory blocks the way to it): this path, symlinks
+    /// resolved, must stay as it is.
+    Existing(PathBuf),
+    /// The location does not exist: this is its first missing component (parent resolved), which
+    /// must not be created.
+    Missing(PathBuf),
+}
+
+impl ProtectAt {
+    /// The path to protect.
+    #[must_use]
+    pub fn path(&self) -> &Path {
+        match self {
+            Self::Existing(path) | Self::Missing(path) => path,
+        }
+    }
+}
+
+/// One location git reads as metadata of the repository.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GitMetadataPath {
+    /// What it is.
+    pub role: GitMetadataRole,
+    /// The path as written, made absolute against the directory it is relative to, not
+    /// normalised: symlinks on the way are visible in it (backends refuse one that the sandbox
+    /// could re-point).
+    pub lexical: PathBuf,
+    /// Where it is protected.
+    pub protect: ProtectAt,
+}
+
+/// The metadata locations of one `.git` entry, beyond the entry itself.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct GitMetadata {
+    /// Git directory, common directory and linked entries, in that order, without repeats.
+    pub paths: Vec<GitMetadataPath>,
+    /// Why git would not use this `.git` at all (an invalid pointer file), if so. Only the entry
+    /// itself is then protected: git stops there rather than looking elsewhere.
+    pub invalid: Option<String>,
+}
+
+/// A `.git` entry whose metadata cannot be determined: protection would be guesswork, so
+/// callers refuse to start (fail closed).
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "cannot read git metadata file {path} ({source}); Airlock must know where that repository keeps its configuration before it starts the sandbox — make the file readable or remove it"
+)]
+pub struct GitMetadataError {
+    /// The file.
+    pub path: PathBuf,
+    /// Why.
+    pub source: std::io::Error,
+}
+
+/// Reads at most [`MAX_GIT_FILE_BYTES`] + 1 bytes of `path`; `Ok(None)` when it does not exist.
+fn read_bounded(path: &Path) -> Result<Option<Vec<u8>>, GitMetadataError> {
+    let file = match std::fs::File::open(path) {
+        Ok(file) => file,
+        // A missing file, or a missing or non-directory parent (a dangling git directory).
+        Err(e)
+            if matches!(
+                e.kind(),
+                std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
+            ) =>
+        {
+            return Ok(None);
+        }
+        Err(source) => {
+            return Err(GitMetadataError {
+                path: path.to_path_buf(),
+                source,
+            });
+        }
+    };
+    let mut bytes = Vec::new();
+    file.take(MAX_GIT_FILE_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|source| GitMetadataError {
+            path: path.to_path_buf(),
+            source,
+        })?;
+    Ok(Some(bytes))
+}
+
+/// Drops trailing CR and LF, then cuts at the first NUL (git handles these files as C strings).
+fn trim_git_line(mut bytes: &[u8]) -> &[u8] {
+    while let [rest @ .., b'\n' | b'\r'] = bytes {
+        bytes = rest;
+    }
+    bytes
+        .iter()
+        .position(|b| *b == 0)
+        .map_or(bytes, |nul| &bytes[..nul])
+}
+
+/// File content as a path, byte for byte where the platform allows.
+fn os_string(bytes: &[u8]) -> OsString {
+    #[cfg(unix)]
+    {
+        use std::os::unix::ffi::OsStringExt as _;
+        OsString::from_vec(bytes.to_vec())
+    }
+    #[cfg(not(unix))]
+    {
+        OsString::from(String::from_utf8_lossy(bytes).into_owned())
+    }
+}
+
+/// The path of a `.git` file's content, as git reads it (see the module docs), or why git
+/// rejects the file.
+///
+/// # Errors
+/// A message naming the problem, for content git does not accept as a pointer.
+pub fn parse_git_file(bytes: &[u8]) -> Result<OsString, String> {
+    if bytes.len() as u64 > MAX_GIT_FILE_BYTES {
+        return Err(format!(
+            "larger than {MAX_GIT_FILE_BYTES} bytes (git refuses it)"
+        ));
+    }
+    let Some(rest) = bytes.strip_prefix(b"gitdir: ") else {
+        return Err("does not start with `gitdir: ` (git reports an invalid gitfile)".to_owned());
+    };
+    Ok(os_string(trim_git_line(rest)))
+}
+
+/// The path of a `commondir` file's content, as git reads it.
+///
+/// # Errors
+/// A message for a file longer than [`MAX_GIT_FILE_BYTES`] (no valid path is that long).
+pub fn parse_commondir(bytes: &[u8]) -> Result<OsString, String> {
+    if bytes.len() as u64 > MAX_GIT_FILE_BYTES {
+        return Err(format!(
+            "larger than {MAX_GIT_FILE_BYTES} bytes (no valid path)"
+        ));
+    }
+    Ok(os_string(trim_git_line(bytes)))
+}
+
+/// `written` against `base` (kept as written when absolute); components are not folded so that
+/// every symlink on the way stays visible.
+fn join_lexically(base: &Path, written: &OsStr) -> PathBuf {
+    let written = Path::new(written);
+    if written.is_absolute() {
+        written.to_path_buf()
+    } else {
+        base.join(written)
+    }
+}
+
+/// Where `lexical` must be protected: the path itself when it resolves, else the first prefix
+/// that is missing (parent resolved) or that is not a directory although more follows.
+#[must_use]
+pub fn protect_at(lexical: &Path) -> ProtectAt {
+    if let Ok(resolved) = std::fs::canonicalize(lexical) {
+        return ProtectAt::Existing(resolved);
+    }
+    let mut current = PathBuf::new();
+    let components: Vec<Component<'_>> = lexical.components().collect();
+    for (index, component) in components.iter().enumerate() {
+        current.push(component);
+        if !matches!(component, Component::Normal(_)) {
+            continue;
+        }
+        match std::fs::metadata(&current) {
+            Ok(meta) if meta.is_dir() || index + 1 == components.len() => {}
+            Ok(_) => return ProtectAt::Existing(canonical_or(&current)),
+            Err(_) => {
+                let parent = current.parent().map_or_else(PathBuf::new, canonical_or);
+                let name = current.file_name().unwrap_or_default();
+                return ProtectAt::Missing(parent.join(name));
+            }
+        }
+    }
+    // Only `..`/`.` left unresolved: judge the lexical path.
+    ProtectAt::Existing(canonical_or(lexical))
+}
+
+fn canonical_or(path: &Path) -> PathBuf {
+    std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf())
+}
+
+impl GitMetadata {
+    fn add(&mut self, role: GitMetadataRole, lexical: PathBuf) {
+        let protect = protect_at(&lexical);
+        if !self.paths.iter().any(|p| p.protect == protect) {
+            self.paths.push(GitMetadataPath {
+                role,
+                lexical,
+                protect,
+            });
+        }
+    }
+
+    /// Every path to protect, in order.
+    pub fn protected_paths(&self) -> impl Iterator<Item = &Path> {
+        self.paths.iter().map(|p| p.protect.path())
+    }
+}
+
+/// The metadata locations of the repository whose `.git` entry is `dot_git` (a directory or a
+/// pointer file; anything else, or nothing, has none).
+///
+/// # Errors
+/// [`GitMetadataError`] when the pointer or a `commondir` file exists but cannot be read.
+pub fn git_metadata(dot_git: &Path) -> Result<GitMetadata, GitMetadataError> {
+    let mut out = GitMetadata::default();
+    // Git follows a `.git` symlink.
+    let Ok(meta) = std::fs::metadata(dot_git) else {
+        return Ok(out);
+    };
+    let git_dir = if meta.is_file() {
+        let Some(bytes) = read_bounded(dot_git)? else {
+            return Ok(out);
+        };
+        let written = match parse_git_file(&bytes) {
+            Ok(written) => written,
+            Err(why) => {
+                out.invalid = Some(format!("{}: {why}", dot_git.display()));
+                return Ok(out);
+            }
+        };
+        let base = dot_git.parent().unwrap_or(Path::new("/"));
+        let lexical = join_lexically(base, &written);
+        out.add(GitMetadataRole::GitDir, lexical.clone());
+        lexical
+    } else if meta.is_dir() {
+        dot_git.to_path_buf()
+    } else {
+        return Ok(out);
+    };
+    let mut dirs = vec![git_dir.clone()];
+    if let Some(bytes) = read_bounded(&git_dir.join("commondir"))? {
+        match parse_commondir(&bytes) {
+            Ok(written) => {
+                let lexical = join_lexically(&git_dir, &written);
+                out.add(GitMetadataRole::CommonDir, lexical.clone());
+                dirs.push(lexical);
+            }
+            Err(why) => {
+                out.invalid = Some(format!("{}: {why}", git_dir.join("commondir").display()));
+            }
+        }
+    }
+    for dir in &dirs {
+        for name in LINKED_METADATA_NAMES {
+            let entry = dir.join(name);
+            if let Ok(target) = std::fs::read_link(&entry) {
+                out.add(
+                    GitMetadataRole::LinkedEntry,
+                    join_lexically(dir, target.as_os_str()),
+                );
+            }
+        }
+    }
+    if let Some(common) = dirs.last() {
+        add_linked_worktrees(&mut out, common);
+    }
+    // Where hooks run and relative `core.hooksPath` values start.
+    let worktree = dot_git.parent().unwrap_or(Path::new("/"));
+    let mut configs: Vec<(PathBuf, usize)> = dirs
+        .iter()
+        .flat_map(|dir| [dir.join("config"), dir.join("config.worktree")])
+        .map(|path| (path, 0))
+        .collect();
+    let mut read = 0;
+    while let Some((config, depth)) = configs.pop() {
+        read += 1;
+        if read > MAX_CONFIG_FILES {
+            break;
+        }
+        // An include that cannot be read is still protected (above); only its own
+        // includes stay unknown, and git cannot read them either.
+        let Ok(Some(bytes)) = read_bounded(&config) else {
+            continue;
+        };
+        let base = config.parent().unwrap_or(Path::new("/"));
+        for written in hooks_paths(&bytes) {
+            let Some(lexical) = include_target(worktree, &os_string(&written)) else {
+                continue;
+            };
+            if !normalize_lexically(&lexical).starts_with(worktree) {
+                out.add(GitMetadataRole::HooksPath, lexical);
+            }
+        }
+        for written in include_paths(&bytes) {
+            let Some(lexical) = include_target(base, &os_string(&written)) else {
+                continue;
+            };
+            out.add(GitMetadataRole::IncludedConfig, lexical.clone());
+            if depth + 1 < MAX_INCLUDE_DEPTH {
+                configs.push((lexical, depth + 1));
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// The `.git` files named by `common/worktrees/*/gitdir` (absolute, or relative to the
+/// administrative directory with `worktree.useRelativePaths`).
+fn add_linked_worktrees(out: &mut GitMetadata, common: &Path) {
+    let Ok(entries) = std::fs::read_dir(common.join("worktrees")) else {
+        return;
+    };
+    for entry in entries.flatten().take(MAX_LINKED_WORKTREES) {
+        let admin = entry.path();
+        let Ok(Some(bytes)) = read_bounded(&admin.join("gitdir")) else {
+            continue;
+        };
+        if let Ok(written) = parse_commondir(&bytes)
+            && !written.is_empty()
+        {
+            out.add(
+                GitMetadataRole::LinkedWorktree,
+                join_lexically(&admin, &written),
+            );
+        }
+    }
+}
+
+/// Where git looks for an included file: `~/` against `$HOME`, relative paths against the
+/// including file's directory. `None` for an empty value or `~` without a home.
+fn include_target(base: &Path, written: &OsStr) -> Option<PathBuf> {
+    let text = written.to_string_lossy();
+    if text.is_empty() {
+        return None;
+    }
+    if let Some(rest) = text.strip_prefix("~/") {
+        let home = std::env::var_os("HOME")?;
+        return Some(Path::new(&home).join(rest));
+    }
+    Some(join_lexically(base, written))
+}
+
+/// The `.git` entries above a writable root that git's discovery reaches from inside it
+/// (git walks up from a directory without `.git`), as far as a sandboxed command could
+/// change or create them.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct EnclosingGit {
+    /// Missing `.git` names in directories inside a writable root, between the root and the
+    /// first existing `.git` above it: creating one would give git a repository of the
+    /// command's making.
+    pub missing: Vec<PathBuf>,
+    /// `.git` directories on the way that git passes over (no `HEAD`: not a git directory)
+    /// and that lie inside a writable root: filled in, they would become the repository git
+    /// finds.
+    pub skipped: Vec<PathBuf>,
+    /// The first `.git` entry above the root that git would use (wherever it is: its git
+    /// locations may still lie in a writable root).
+    pub existing: Option<PathBuf>,
+}
+
+/// Walks up from `root`'s parent (`root` and `writable_roots` canonical); see [`EnclosingGit`].
+#[must_use]
+pub fn enclosing_git_entries(root: &Path, writable_roots: &[PathBuf]) -> EnclosingGit {
+    let mut out = EnclosingGit::default();
+    for dir in root.ancestors().skip(1) {
+        let dot_git = dir.join(".git");
+        let writable = writable_roots.iter().any(|r| dir.starts_with(r));
+        match std::fs::symlink_metadata(&dot_git) {
+            Ok(meta)
+                if meta.is_dir() && std::fs::symlink_metadata(dot_git.join("HEAD")).is_err() =>
+            {
+                if writable {
+                    out.skipped.push(dot_git);
+                }
+            }
+            Ok(_) => {
+                out.existing = Some(dot_git);
+                break;
+            }
+            Err(_) if writable => out.missing.push(dot_git),
+            Err(_) => {}
+        }
+    }
+    out
+}
+
+#[cfg(all(test, unix))]
+#[allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is the failure report
+mod tests {
+    use super::*;
+
+    fn tmp() -> (tempfile::TempDir, PathBuf) {
+        let dir = tempfile::tempdir().unwrap();
+        let base = dir.path().canonicalize().unwrap();
+        (dir, base)
+    }
+
+    #[test]
+    fn pointer_content_is_read_as_git_reads_it() {
+        assert_eq!(parse_git_file(b"gitdir: ./.bare\n").unwrap(), "./.bare");
+        assert_eq!(parse_git_file(b"gitdir: /abs/x\r\n").unwrap(), "/abs/x");
+        assert_eq!(parse_git_file(b"gitdir: a b\r\n\r\n").unwrap(), "a b");
+        assert_eq!(parse_git_file(b"gitdir: x\0junk\n").unwrap(), "x");
+        // Only trailing newlines go: git takes the rest verbatim.
+        assert_eq!(parse_git_file(b"gitdir:  x\n").unwrap(), " x");
+        assert_eq!(parse_git_file(b"gitdir: \n").unwrap(), "");
+        assert!(parse_git_file(b"gitdir:x\n").is_err());
+        assert!(parse_git_file(b" gitdir: x\n").is_err());
+        assert!(parse_git_file(b"garbage").is_err());
+        assert!(parse_git_file(b"").is_err());
+        let huge = [b"gitdir: ".as_slice(), &vec![b'a'; 1 << 20]].concat();
+        assert!(parse_git_file(&huge).unwrap_err().contains("larger than"));
+        assert_eq!(parse_commondir(b"../..\n").unwrap(), "../..");
+        assert_eq!(parse_commondir(b"/main/.git\r\n").unwrap(), "/main/.git");
+    }
+
+    #[test]
+    fn relative_absolute_and_common_directories_resolve() {
+        let (_dir, base) = tmp();
+        // Bare repository next to the pointer, with a linked worktree elsewhere.
+        let bare = base.join(".bare");
+        let wt_admin = bare.join("worktrees/wt");
+        std::fs::create_dir_all(&wt_admin).unwrap();
+        std::fs::write(base.join(".git"), "gitdir: ./.bare\n").unwrap();
+        let found = git_metadata(&base.join(".git")).unwrap();
+        assert_eq!(found.invalid, None);
+        assert_eq!(
+            found.protected_paths().collect::<Vec<_>>(),
+            vec![bare.as_path()]
+        );
+        assert_eq!(found.paths[0].role, GitMetadataRole::GitDir);
+        assert_eq!(found.paths[0].lexical, base.join("./.bare"));
+
+        std::fs::write(wt_admin.join("commondir"), "../..\n").unwrap();
+        let wt = base.join("wt");
+        std::fs::create_dir_all(&wt).unwrap();
+        std::fs::write(
+            wt.join(".git"),
+            format!("gitdir: {}\r\n", wt_admin.display()),
+        )
+        .unwrap();
+        let found = git_metadata(&wt.join(".git")).unwrap();
+        let roles: Vec<_> = found.paths.iter().map(|p| p.role).collect();
+        assert_eq!(
+            roles,
+            vec![GitMetadataRole::GitDir, GitMetadataRole::CommonDir]
+        );
+        assert_eq!(
+            found.protected_paths().collect::<Vec<_>>(),
+            vec![wt_admin.as_path(), bare.as_path()]
+        );
+    }
+
+    #[test]
+    fn missing_targets_report_the_first_missing_component() {
+        let (_dir, base) = tmp();
+        std::fs::write(base.join(".git"), "gitdir: gone/deeper/repo\n").unwrap();
+        let found = git_metadata(&base.join(".git")).unwrap();
+        assert_eq!(
+            found.paths[0].protect,
+            ProtectAt::Missing(base.join("gone"))
+        );
+        // A file on the way must not be replaced by a directory.
+        std::fs::write(base.join("gone"), "").unwrap();
+        let found = git_metadata(&base.join(".git")).unwrap();
+        assert_eq!(
+            found.paths[0].protect,
+            ProtectAt::Existing(base.join("gone"))
+        );
+    }
+
+    #[test]
+    fn symlinks_are_judged_by_their_target() {
+        let (_dir, base) = tmp();
+        let real = base.join("real.git");
+        std::fs::create_dir_all(real.join("hooks")).unwrap();
+        std::os::unix::fs::symlink(&real, base.join("link")).unwrap();
+        std::fs::write(base.join(".git"), "gitdir: link\n").unwrap();
+        let found = git_metadata(&base.join(".git")).unwrap();
+        assert_eq!(found.paths[0].lexical, base.join("link"));
+        assert_eq!(found.paths[0].protect, ProtectAt::Existing(real.clone()));
+
+        // A `.git` directory whose config and hooks are symlinks into another repository.
+        let other = base.join("other");
+        std::fs::create_dir_all(other.join("hooks")).unwrap();
+        std::fs::write(other.join("config"), "").unwrap();
+        let dot_git = base.join("ws/.git");
+        std::fs::create_dir_all(&dot_git).unwrap();
+        std::os::unix::fs::symlink(other.join("config"), dot_git.join("config")).unwrap();
+        std::os::unix::fs::symlink("../../other/hooks", dot_git.join("hooks")).unwrap();
+        let found = git_metadata(&dot_git).unwrap();
+        assert_eq!(
+            found.protected_paths().collect::<Vec<_>>(),
+            vec![
+                other.join("config").as_path(),
+                other.join("hooks").as_path()
+            ]
+        );
+        assert!(
+            found
+                .paths
+                .iter()
+                .all(|p| p.role == GitMetadataRole::LinkedEntry)
+        );
+    }
+
+    #[test]
+    fn garbage_huge_and_missing_entries_protect_nothing_more() {
+        let (_dir, base) = tmp();
+        let dot_git = base.join(".git");
+        assert_eq!(git_metadata(&dot_git).unwrap(), GitMetadata::default());
+        std::fs::write(&dot_git, "not a pointer\n").unwrap();
+        let found = git_metadata(&dot_git).unwrap();
+        assert!(found.paths.is_empty());
+        assert!(found.invalid.unwrap().contains("gitdir: "));
+        // Bounded read: a 3 MiB file is not read whole and is rejected like git does.
+        let big = vec![b'x'; 3 << 20];
+        std::fs::write(&dot_git, [b"gitdir: ".as_slice(), &big].concat()).unwrap();
+        let found = git_metadata(&dot_git).unwrap();
+        assert!(found.paths.is_empty());
+        assert!(found.invalid.unwrap().contains("larger than"));
+        // A git directory with an oversized commondir is reported, never followed.
+        std::fs::remove_file(&dot_git).unwrap();
+        std::fs::create_dir(&dot_git).unwrap();
+        std::fs::write(dot_git.join("commondir"), &big).unwrap();
+        let found = git_metadata(&dot_git).unwrap();
+        assert!(found.paths.is_empty() && found.invalid.is_some());
+    }
+
+    #[test]
+    fn included_configuration_is_followed_transitively_and_bounded() {
+        let (_dir, base) = tmp();
+        let dot_git = base.join(".git");
+        std::fs::create_dir(&dot_git).unwrap();
+        std::fs::write(
+            dot_git.join("config"),
+            "[core]\n\tbare = false\n[include]\n\tpath = ../project.gitconfig\n\
+             [includeIf \"onbranch:main\"]\n\tpath = /nonexistent-dir/missing.gitconfig\n",
+        )
+        .unwrap();
+        std::fs::write(
+            base.join("project.gitconfig"),
+            "[include]\n\tpath = more/deeper.gitconfig\n",
+        )
+        .unwrap();
+        let found = git_metadata(&dot_git).unwrap();
+        let protected: Vec<&Path> = found.protected_paths().collect();
+        assert_eq!(
+            protected,
+            vec![
+                base.join("project.gitconfig").as_path(),
+                Path::new("/nonexistent-dir"),
+                base.join("more").as_path(),
+            ]
+        );
+        assert!(
+            found
+                .paths
+                .iter()
+                .all(|p| p.role == GitMetadataRole::IncludedConfig)
+        );
+        assert!(matches!(found.paths[2].protect, ProtectAt::Missing(_)));
+        // A file including itself is read a bounded number of times.
+        std::fs::write(dot_git.join("config"), "[include]\npath = config\n").unwrap();
+        let found = git_metadata(&dot_git).unwrap();
+        assert_eq!(
+            found.protected_paths().collect::<Vec<_>>(),
+            vec![dot_git.join("config").as_path()]
+        );
+    }
+
+    #[test]
+    fn hooks_outside_the_working_tree_and_other_worktrees_are_listed() {
+        let (_dir, base) = tmp();
+        let dot_git = base.join("ws/.git");
+        std::fs::create_dir_all(dot_git.join("worktrees/other")).unwrap();
+        std::fs::create_dir_all(dot_git.join("worktrees/relative")).unwrap();
+        std::fs::write(
+            dot_git.join("config"),
+            "[core]\n\thooksPath = .husky/_\n\thooksPath = ../shared-hooks\n",
+        )
+        .unwrap();
+        let other = base.join("elsewhere/other/.git");
+        std::fs::write(
+            dot_git.join("worktrees/other/gitdir"),
+            format!("{}\n", other.display()),
+        )
+        .unwrap();
+        std::fs::write(
+            dot_git.join("worktrees/relative/gitdir"),
+            "../../../rel/.git\n",
+        )
+        .unwrap();
+        let found = git_metadata(&dot_git).unwrap();
+        let mut got: Vec<(GitMetadataRole, PathBuf)> = found
+            .paths
+            .iter()
+            .map(|p| (p.role, p.protect.path().to_path_buf()))
+            .collect();
+        got.sort();
+        assert_eq!(
+            got,
+            vec![
+                (GitMetadataRole::HooksPath, base.join("shared-hooks")),
+                (GitMetadataRole::LinkedWorktree, base.join("elsewhere")),
+                (GitMetadataRole::LinkedWorktree, base.join("ws/rel")),
+            ],
+            "`.husky/_` is inside the working tree and stays writable"
+        );
+    }
+
+    #[test]
+    fn enclosing_repositories_are_found_by_walking_up() {
+        let (_dir, base) = tmp();
+        let ws = base.join("super/a/b/ws");
+        std::fs::create_dir_all(&ws).unwrap();
+        std::fs::create_dir_all(base.join("super/.git")).unwrap();
+        std::fs::write(base.join("super/.git/HEAD"), "ref: refs/heads/main\n").unwrap();
+        // Not a git directory: git walks past it, so the walk does too.
+        std::fs::create_dir_all(base.join("super/a/.git")).unwrap();
+        let found = enclosing_git_entries(&ws, std::slice::from_ref(&ws));
+        assert_eq!(found.missing, Vec::<PathBuf>::new());
+        assert_eq!(found.existing, Some(base.join("super/.git")));
+        assert_eq!(found.skipped, Vec::<PathBuf>::new());
+        let found = enclosing_git_entries(&ws, &[ws.clone(), base.clone()]);
+        assert_eq!(found.missing, vec![base.join("super/a/b/.git")]);
+        assert_eq!(found.skipped, vec![base.join("super/a/.git")]);
+        assert_eq!(found.existing, Some(base.join("super/.git")));
+    }
+
+    #[test]
+    fn an_unreadable_pointer_is_an_error() {
+        let (_dir, base) = tmp();
+        // A directory where a commondir file is expected cannot be read as one.
+        let dot_git = base.join(".git");
+        std::fs::create_dir_all(dot_git.join("commondir")).unwrap();
+        let error = git_metadata(&dot_git).unwrap_err();
+        assert!(error.to_string().contains("commondir"), "{error}");
+    }
+}
