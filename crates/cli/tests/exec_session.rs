@@ -218,7 +218,9 @@ async fn untrusted_outside_write_is_retried_unsandboxed() {
         approve(ReviewDecision::denied()),
     );
     let turn = h.session.start_turn("turn-1");
-    let target = dirs.outside_file("f.txt");
+    let Some(target) = dirs.outside_file("f.txt") else {
+        return;
+    };
     let out = h.session.exec(&turn, call("c1", &["touch", &target])).await;
     assert_eq!(exit_code(&out), 0);
     assert!(exists(&target));
@@ -245,7 +247,9 @@ async fn on_request_denial_is_returned_without_retry() {
         approve(ReviewDecision::Approved),
     );
     let turn = h.session.start_turn("turn-1");
-    let target = dirs.outside_file("f.txt");
+    let Some(target) = dirs.outside_file("f.txt") else {
+        return;
+    };
     let out = h.session.exec(&turn, call("c1", &["touch", &target])).await;
     assert!(matches!(out.result, Err(ToolError::SandboxDenied { .. })));
     assert!(!exists(&target));
@@ -263,7 +267,10 @@ async fn on_request_denial_is_returned_without_retry() {
 #[tokio::test]
 async fn deny_read_is_never_retried_unsandboxed() {
     let dirs = Dirs::new();
-    std::fs::write(dirs.outside.join("secret"), "the-secret-value").unwrap();
+    let Some(outside) = dirs.outside() else {
+        return;
+    };
+    std::fs::write(outside.join("secret"), "the-secret-value").unwrap();
     let h = Harness::start(
         &dirs,
         HarnessOptions {
@@ -274,7 +281,9 @@ async fn deny_read_is_never_retried_unsandboxed() {
         approve(ReviewDecision::Approved),
     );
     let turn = h.session.start_turn("turn-1");
-    let target = dirs.outside_file("f.txt");
+    let Some(target) = dirs.outside_file("f.txt") else {
+        return;
+    };
     let out = h.session.exec(&turn, call("c1", &["touch", &target])).await;
     assert!(matches!(out.result, Err(ToolError::SandboxDenied { .. })));
     assert_eq!(
@@ -282,7 +291,9 @@ async fn deny_read_is_never_retried_unsandboxed() {
         Some(NoRetryReason::DenyReadIsSticky)
     );
     assert!(!exists(&target));
-    let secret = dirs.outside_file("secret");
+    let Some(secret) = dirs.outside_file("secret") else {
+        return;
+    };
     let read = h.session.exec(&turn, call("c2", &["cat", &secret])).await;
     let output = match &read.result {
         Err(ToolError::SandboxDenied { output, .. }) => output.clone(),

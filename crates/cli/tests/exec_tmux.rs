@@ -265,7 +265,9 @@ fn n_denies_with_a_reason() {
 #[test]
 fn retry_prompt_shows_the_retry_reason() {
     let dirs = Dirs::new();
-    let target = dirs.outside_file("retry.txt");
+    let Some(target) = dirs.outside_file("retry.txt") else {
+        return;
+    };
     let policy =
         "approval_policy={granular={sandbox_approval=true,rules=true,mcp_elicitations=false}}";
     let Some(tmux) = Tmux::start(&dirs, &["-c", policy, "--", "touch", &target]) else {
