@@ -83,7 +83,7 @@ pub struct ExplainArgs {
     json: bool,
 
     /// The command, after `--`.
-    #[arg(value_name = "COMMAND", num_args = 0.., trailing_var_arg = true, allow_hyphen_values = true)]
+    #[arg(value_name = "COMMAND", num_args = 0.., trailing_var_arg = true)]
     command: Vec<OsString>,
 }
 
@@ -172,7 +172,7 @@ fn explain(
     command: Vec<String>,
 ) -> anyhow::Result<Result<Explanation, airlock_core::RequirementError>> {
     let cwd = crate::common::working_directory(args.cd.as_deref())?;
-    let env = ConfigEnv::from_process();
+    let env = crate::common::config_env()?;
     let config = load_config(&env, &args.overrides)?;
     let selected = select_permission_profile(&config, args.profile.as_deref(), &cwd)?;
     let mut warnings = selected.warnings.clone();

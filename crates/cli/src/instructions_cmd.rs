@@ -124,7 +124,7 @@ pub fn run(args: InstructionsArgs) -> ExitCode {
 
 fn run_instructions(args: &InstructionsArgs) -> anyhow::Result<()> {
     let cwd = crate::common::working_directory(args.cd.as_deref())?;
-    let env = ConfigEnv::from_process();
+    let env = crate::common::config_env()?;
     let config = load_config(&env, &args.overrides)?;
     let selected = select_permission_profile(&config, args.profile.as_deref(), &cwd)?;
     let mut stderr = std::io::stderr().lock();

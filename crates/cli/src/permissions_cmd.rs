@@ -12,7 +12,6 @@ use std::path::Path;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use airlock_permissions::ConfigEnv;
 use airlock_permissions::FileSystemPolicyQueries;
 use airlock_permissions::PermissionProfile;
 use airlock_permissions::ProfileSource;
@@ -106,7 +105,7 @@ pub fn run(args: PermissionsArgs) -> ExitCode {
 /// `permissions outside`: `Ok(true)` when every path is outside every writable root.
 fn run_outside(args: &OutsideArgs) -> anyhow::Result<bool> {
     let cwd = crate::common::working_directory(args.cd.as_deref())?;
-    let env = ConfigEnv::from_process();
+    let env = crate::common::config_env()?;
     let config = load_config(&env, &args.overrides)?;
     let selected = select_permission_profile(&config, args.profile.as_deref(), &cwd)?;
     let policy = file_system_sandbox_policy(&selected.materialized());
@@ -131,7 +130,7 @@ fn run_outside(args: &OutsideArgs) -> anyhow::Result<bool> {
 
 fn run_show(args: &ShowArgs) -> anyhow::Result<()> {
     let cwd = crate::common::working_directory(args.cd.as_deref())?;
-    let env = ConfigEnv::from_process();
+    let env = crate::common::config_env()?;
     let config = load_config(&env, &args.overrides)?;
     let selected = select_permission_profile(&config, args.profile.as_deref(), &cwd)?;
     let mut stderr = std::io::stderr().lock();
