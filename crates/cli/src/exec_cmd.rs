@@ -216,7 +216,10 @@ pub fn run(args: ExecArgs) -> ExitCode {
     };
     if let Some(message) = &finished.message {
         let one_line: Vec<&str> = message.split_whitespace().collect();
-        eprintln!("airlock: {}", one_line.join(" "));
+        eprintln!(
+            "airlock: {}",
+            crate::terminal_text::safe(&one_line.join(" "))
+        );
     }
     if json {
         println!("{}", result_json::render(&finished));
@@ -326,6 +329,10 @@ async fn run_exec(args: ExecArgs) -> Result<Finished, Refusal> {
     let answering = tokio::spawn(front_end::serve(
         std::sync::Arc::downgrade(session.approvals()),
         events_rx,
+        prompt::PromptContext {
+            justification: args.justification.clone(),
+            rules_file: session.options().amendment_file.clone(),
+        },
     ));
     let turn = session.start_turn("turn-1");
     let call = ShellCall {

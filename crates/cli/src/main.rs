@@ -11,6 +11,7 @@ mod instructions_cmd;
 mod permissions_cmd;
 mod program;
 mod sandbox_cmd;
+mod terminal_text;
 
 use std::process::ExitCode;
 

@@ -145,6 +145,9 @@ fn serde_label<T: serde::Serialize>(value: &T) -> String {
         .unwrap_or_default()
 }
 
+/// Shell words, escaped for the terminal ([`crate::terminal_text::safe`]).
 fn join(words: &[String]) -> String {
-    shlex::try_join(words.iter().map(String::as_str)).unwrap_or_else(|_| words.join(" "))
+    crate::terminal_text::safe(
+        &shlex::try_join(words.iter().map(String::as_str)).unwrap_or_else(|_| words.join(" ")),
+    )
 }
