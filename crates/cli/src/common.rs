@@ -74,3 +74,59 @@ pub(crate) fn refuse_root_workspace(
     );
     Ok(())
 }
+
+/// Refuses a profile id that is neither built in nor defined under `[permissions]`, naming
+/// it and listing the known ones (issue 17 item 8), for `-P ID` and `default_permissions`.
+///
+/// # Errors
+/// The selected id is unknown.
+pub(crate) fn check_profile_id(
+    config: &airlock_permissions::AirlockConfig,
+    requested: Option<&str>,
+) -> anyhow::Result<()> {
+    let defined: Vec<&str> = config
+        .table
+        .get("permissions")
+        .and_then(|value| value.as_table())
+        .map(|table| table.keys().map(String::as_str).collect())
+        .unwrap_or_default();
+    let default = config
+        .table
+        .get("default_permissions")
+        .and_then(|value| value.as_str());
+    let (id, source) = match (requested, default) {
+        (Some(id), _) => (id, "-P".to_owned()),
+        (None, Some(id)) => (id, format!("default_permissions in {}", config.origin)),
+        (None, None) => return Ok(()),
+    };
+    if airlock_permissions::is_built_in(id) || defined.contains(&id) {
+        return Ok(());
+    }
+    let mut known: Vec<&str> = airlock_permissions::BUILT_IN_IDS.to_vec();
+    known.extend(defined.iter().copied());
+    anyhow::bail!(
+        "unknown permission profile `{id}` ({source}); known profiles: {}; define it as \
+         [permissions.\"{id}\"] in {} or pick a known one",
+        known.join(", "),
+        if config.file_exists {
+            config.origin.clone()
+        } else {
+            "$AIRLOCK_HOME/config.toml".to_owned()
+        }
+    )
+}
+
+/// [`check_profile_id`], then [`airlock_permissions::select_permission_profile`].
+///
+/// # Errors
+/// An unknown profile id, or any selection error.
+pub(crate) fn select_profile(
+    config: &airlock_permissions::AirlockConfig,
+    requested: Option<&str>,
+    cwd: &Path,
+) -> anyhow::Result<airlock_permissions::SelectedPermissions> {
+    check_profile_id(config, requested)?;
+    Ok(airlock_permissions::select_permission_profile(
+        config, requested, cwd,
+    )?)
+}

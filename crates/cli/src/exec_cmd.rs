@@ -43,7 +43,6 @@ use airlock_core::extra_safe_commands_from_config;
 use airlock_permissions::AirlockConfig;
 use airlock_permissions::DANGER_FULL_ACCESS;
 use airlock_permissions::load_config;
-use airlock_permissions::select_permission_profile;
 use airlock_protocol::ApprovalsReviewer;
 use airlock_protocol::AskForApproval;
 use airlock_protocol::SandboxPermissions;
@@ -184,8 +183,10 @@ impl<E: std::fmt::Display> From<E> for Refusal {
 struct Finished {
     code: u8,
     status: &'static str,
-    /// The one-line reason printed as `airlock: <message>` (refusals, unrunnable programs).
+    /// The reason printed as `airlock: <message>` (refusals, unrunnable programs).
     message: Option<String>,
+    /// Print `message` with its line breaks (a TOML error's snippet) instead of on one line.
+    multiline: bool,
     record: Option<airlock_core::AuditRecord>,
     output: Option<airlock_sandbox::ExecOutput>,
 }
@@ -196,6 +197,7 @@ impl Finished {
             code: REFUSED,
             status: "refused",
             message: Some(reason),
+            multiline: true,
             record: None,
             output: None,
         }
@@ -215,11 +217,15 @@ pub fn run(args: ExecArgs) -> ExitCode {
         Err(error) => Finished::refused(format!("cannot start the async runtime: {error}")),
     };
     if let Some(message) = &finished.message {
-        let one_line: Vec<&str> = message.split_whitespace().collect();
-        eprintln!(
-            "airlock: {}",
-            crate::terminal_text::safe(&one_line.join(" "))
-        );
+        if finished.multiline {
+            for (n, line) in message.lines().enumerate() {
+                let lead = if n == 0 { "airlock: " } else { "" };
+                eprintln!("{lead}{}", crate::terminal_text::escape(line));
+            }
+        } else {
+            let one_line: Vec<&str> = message.split_whitespace().collect();
+            eprintln!("airlock: {}", crate::terminal_text::safe(&one_line.join(" ")));
+        }
     }
     if json {
         println!("{}", result_json::render(&finished));
@@ -253,7 +259,7 @@ async fn run_exec(args: ExecArgs) -> Result<Finished, Refusal> {
     } else {
         args.profile.as_deref()
     };
-    let selected = select_permission_profile(&config, requested_profile, &cwd)?;
+    let selected = crate::common::select_profile(&config, requested_profile, &cwd)?;
     crate::common::refuse_root_workspace(&cwd, selected.symbolic())?;
     let env_vars = command_environment(&config)?;
     if let Some(program) = command.first()
@@ -267,6 +273,7 @@ async fn run_exec(args: ExecArgs) -> Result<Finished, Refusal> {
             code: unrunnable.exit_code(),
             status: unrunnable.status(),
             message: Some(unrunnable.message()),
+            multiline: false,
             record: None,
             output: None,
         });
@@ -404,6 +411,7 @@ fn finish(
         code,
         status,
         message,
+        multiline: false,
         record: Some(record),
         output,
     }

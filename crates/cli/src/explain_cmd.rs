@@ -25,7 +25,6 @@ use airlock_core::{
 };
 use airlock_permissions::{
     AirlockConfig, ConfigEnv, PermissionProfile, file_system_sandbox_policy, load_config,
-    select_permission_profile,
 };
 use airlock_protocol::{
     ApprovalsReviewer, AskForApproval, ExecApprovalRequirement, FileSystemSandboxPolicy,
@@ -174,7 +173,7 @@ fn explain(
     let cwd = crate::common::working_directory(args.cd.as_deref())?;
     let env = crate::common::config_env()?;
     let config = load_config(&env, &args.overrides)?;
-    let selected = select_permission_profile(&config, args.profile.as_deref(), &cwd)?;
+    let selected = crate::common::select_profile(&config, args.profile.as_deref(), &cwd)?;
     let mut warnings = selected.warnings.clone();
     let approval_policy = match args.approval {
         Some(PolicyArg::Untrusted) => AskForApproval::UnlessTrusted,

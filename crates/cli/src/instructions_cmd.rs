@@ -24,7 +24,6 @@ use airlock_instructions::PreviousSectionState;
 use airlock_permissions::AirlockConfig;
 use airlock_permissions::ConfigEnv;
 use airlock_permissions::load_config;
-use airlock_permissions::select_permission_profile;
 use airlock_protocol::ApprovalsReviewer;
 use airlock_protocol::AskForApproval;
 use anyhow::Context;
@@ -126,7 +125,7 @@ fn run_instructions(args: &InstructionsArgs) -> anyhow::Result<()> {
     let cwd = crate::common::working_directory(args.cd.as_deref())?;
     let env = crate::common::config_env()?;
     let config = load_config(&env, &args.overrides)?;
-    let selected = select_permission_profile(&config, args.profile.as_deref(), &cwd)?;
+    let selected = crate::common::select_profile(&config, args.profile.as_deref(), &cwd)?;
     let mut stderr = std::io::stderr().lock();
     for warning in &selected.warnings {
         // A closed stderr must not turn a successful run into a failure.

@@ -19,7 +19,6 @@ use airlock_permissions::ResolveContext;
 use airlock_permissions::SelectedPermissions;
 use airlock_permissions::file_system_sandbox_policy;
 use airlock_permissions::load_config;
-use airlock_permissions::select_permission_profile;
 use airlock_protocol::FileSystemPath;
 use airlock_protocol::FileSystemSandboxEntry;
 use airlock_protocol::FileSystemSpecialPath;
@@ -107,7 +106,7 @@ fn run_outside(args: &OutsideArgs) -> anyhow::Result<bool> {
     let cwd = crate::common::working_directory(args.cd.as_deref())?;
     let env = crate::common::config_env()?;
     let config = load_config(&env, &args.overrides)?;
-    let selected = select_permission_profile(&config, args.profile.as_deref(), &cwd)?;
+    let selected = crate::common::select_profile(&config, args.profile.as_deref(), &cwd)?;
     let policy = file_system_sandbox_policy(&selected.materialized());
     let ctx = ResolveContext::new(&cwd);
     let mut all_outside = true;
@@ -132,7 +131,7 @@ fn run_show(args: &ShowArgs) -> anyhow::Result<()> {
     let cwd = crate::common::working_directory(args.cd.as_deref())?;
     let env = crate::common::config_env()?;
     let config = load_config(&env, &args.overrides)?;
-    let selected = select_permission_profile(&config, args.profile.as_deref(), &cwd)?;
+    let selected = crate::common::select_profile(&config, args.profile.as_deref(), &cwd)?;
     let mut stderr = std::io::stderr().lock();
     for warning in &selected.warnings {
         // A closed stderr must not turn a successful show into a failure.

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use airlock_linux_sandbox::HelperArgs;
-use airlock_permissions::{PermissionProfile, load_config, select_permission_profile};
+use airlock_permissions::{PermissionProfile, load_config};
 use airlock_sandbox::ShellEnvironmentPolicy;
 use anyhow::Context;
 use clap::Args;
@@ -86,7 +86,7 @@ pub fn run(args: SandboxArgs) -> ExitCode {
 fn run_sandbox(args: SandboxArgs) -> anyhow::Result<i32> {
     let cwd = crate::common::working_directory(args.cd.as_deref())?;
     let config = load_config(&crate::common::config_env()?, &args.overrides)?;
-    let selected = select_permission_profile(&config, args.profile.as_deref(), &cwd)?;
+    let selected = crate::common::select_profile(&config, args.profile.as_deref(), &cwd)?;
     crate::common::refuse_root_workspace(&cwd, selected.symbolic())?;
     for warning in &selected.warnings {
         eprintln!("warning: {warning}");

@@ -39,10 +39,21 @@ fn is_invisible_format(c: char) -> bool {
 /// collapsed; safe to print on a terminal as one line.
 #[must_use]
 pub fn safe(text: &str) -> String {
+    escape_with(text, MAX_PADDING)
+}
+
+/// [`safe`] without collapsing spaces, for Airlock's own multi-line messages whose layout
+/// matters (a TOML error's caret under the column).
+#[must_use]
+pub fn escape(text: &str) -> String {
+    escape_with(text, usize::MAX)
+}
+
+fn escape_with(text: &str, max_padding: usize) -> String {
     let mut out = String::with_capacity(text.len());
     let mut spaces = 0_usize;
     let flush = |out: &mut String, spaces: &mut usize| {
-        if *spaces > MAX_PADDING {
+        if *spaces > max_padding {
             let _ = write!(out, " [{spaces} spaces] ");
         } else {
             out.extend(std::iter::repeat_n(' ', *spaces));
