@@ -89,9 +89,13 @@ pub struct ExplainArgs {
 /// `-a` values (spec 10 common options); `on-failure` is the legacy alias of `on-request`.
 #[derive(Debug, Clone, Copy, ValueEnum)]
 enum PolicyArg {
+    /// Ask for everything except known-safe read-only commands.
     Untrusted,
+    /// The command decides: it runs in the sandbox, and asks to leave it.
     OnRequest,
+    /// Legacy alias of `on-request` (same behaviour).
     OnFailure,
+    /// Never ask; what needs approval is refused.
     Never,
 }
 
