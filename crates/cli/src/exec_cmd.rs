@@ -228,7 +228,10 @@ pub fn run(args: ExecArgs) -> ExitCode {
             }
         } else {
             let one_line: Vec<&str> = message.split_whitespace().collect();
-            eprintln!("airlock: {}", crate::terminal_text::safe(&one_line.join(" ")));
+            eprintln!(
+                "airlock: {}",
+                crate::terminal_text::safe(&one_line.join(" "))
+            );
         }
     }
     if json {

@@ -188,7 +188,10 @@ fn error_chain(err: &(dyn std::error::Error + 'static)) -> String {
     let show = |error: &(dyn std::error::Error + 'static)| {
         error
             .downcast_ref::<airlock_execpolicy::ParseError>()
-            .map_or_else(|| error.to_string(), airlock_execpolicy::ParseError::for_people)
+            .map_or_else(
+                || error.to_string(),
+                airlock_execpolicy::ParseError::for_people,
+            )
     };
     let mut text = show(err);
     let mut source = err.source();

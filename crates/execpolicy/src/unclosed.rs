@@ -50,7 +50,8 @@ mod tests {
 
     #[test]
     fn finds_the_open_call() {
-        let source = "# note (\nprefix_rule(pattern=[\"a\"])\n\nprefix_rule(\n    pattern = [\"b)\"],\n";
+        let source =
+            "# note (\nprefix_rule(pattern=[\"a\"])\n\nprefix_rule(\n    pattern = [\"b)\"],\n";
         assert_eq!(last_unclosed_bracket(source), Some((4, '(')));
         assert_eq!(last_unclosed_bracket("x = [1, 2]\n"), None);
         assert_eq!(last_unclosed_bracket("x = [1,\n"), Some((1, '[')));
