@@ -370,15 +370,17 @@ async fn run_exec(args: ExecArgs) -> Result<Finished, Refusal> {
     if args.verbose {
         eprint!("{}", report::render(&outcome.record));
     }
-    for hint in hints::hints(
+    let hints = hints::hints(
         &outcome.record,
         &outcome.result,
         network_enabled,
         approval_policy,
-    ) {
+    );
+    let finished = finish(outcome.result, outcome.record);
+    for hint in hints {
         eprintln!("airlock: hint: {hint}");
     }
-    Ok(finish(outcome.result, outcome.record))
+    Ok(finished)
 }
 
 /// The exit status of a finished call (spec 10 §CLI) and its notes on stderr.
