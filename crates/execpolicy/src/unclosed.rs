@@ -20,11 +20,8 @@ pub(crate) fn last_unclosed_bracket(source: &str) -> Option<(usize, char)> {
             '"' | '\'' => {
                 while let Some(inner) = chars.next() {
                     match inner {
-                        '\\' => {
-                            if chars.next() == Some('\n') {
-                                line += 1;
-                            }
-                        }
+                        '\\' if chars.next() == Some('\n') => line += 1,
+                        '\\' => {}
                         '\n' => {
                             line += 1;
                             break;
