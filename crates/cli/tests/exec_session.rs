@@ -349,3 +349,26 @@ async fn audit_log_records_each_call_without_environment_values() {
     assert_eq!(first["outcome"]["status"], "ran");
     assert_eq!(lines[1]["outcome"]["status"], "rejected");
 }
+
+/// Issue 17 item 11: calls without an id get their own id, different for every call of the
+/// process, and the audit log records it.
+#[tokio::test]
+async fn calls_without_an_id_get_distinct_ids() {
+    let dirs = Dirs::new();
+    let h = Harness::start(
+        &dirs,
+        HarnessOptions::new(AskForApproval::Never),
+        approve(ReviewDecision::denied()),
+    );
+    let turn = h.session.start_turn("turn-1");
+    let first = h.session.exec(&turn, call("", &["true"])).await;
+    let second = h.session.exec(&turn, call("", &["true"])).await;
+    assert!(first.record.call_id.starts_with("call-"));
+    assert_ne!(first.record.call_id, second.record.call_id);
+    let ids: Vec<String> = dirs
+        .audit()
+        .iter()
+        .map(|entry| entry["call_id"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(ids, [first.record.call_id, second.record.call_id]);
+}
