@@ -12,7 +12,10 @@ apt_updated=0
 # ensure_apt CMD PACKAGE: installs PACKAGE with apt-get when CMD is not on PATH.
 ensure_apt() {
   local cmd="$1" pkg="$2"
-  if command -v "$cmd" >/dev/null 2>&1; then return 0; fi
+  if command -v "$cmd" >/dev/null 2>&1; then
+    echo "$cmd: already installed ($pkg)" >&2
+    return 0
+  fi
   if ! command -v apt-get >/dev/null 2>&1; then
     echo "error: '$cmd' is missing and apt-get is not available; install package '$pkg' by hand" >&2
     return 1
@@ -26,14 +29,60 @@ ensure_apt() {
   as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$pkg" >/dev/null
 }
 
-# ensure_rust: a Rust toolchain new enough for edition 2024 (rustup if cargo is missing).
+# The workspace's minimum Rust version (`rust-version` in Cargo.toml), e.g. 1.89.
+workspace_rust_version() {
+  sed -n 's/^rust-version *= *"\([0-9.]*\)".*/\1/p' Cargo.toml | head -n 1
+}
+
+# version_at_least HAVE WANT: true when dotted version HAVE >= WANT.
+version_at_least() {
+  [ "$(printf '%s\n%s\n' "$2" "$1" | sort -t. -k1,1n -k2,2n -k3,3n | head -n 1)" = "$2" ]
+}
+
+# ensure_rust: a toolchain at least the workspace's rust-version, with rustfmt and clippy.
+# Installs rustup when cargo is missing; with rustup, updates a too-old toolchain and adds
+# missing components; without rustup (Debian's own cargo is too old for edition 2024), says
+# exactly what to do and fails.
 ensure_rust() {
   if [ -x "$HOME/.cargo/bin/cargo" ]; then export PATH="$HOME/.cargo/bin:$PATH"; fi
-  if command -v cargo >/dev/null 2>&1; then return 0; fi
-  ensure_apt curl curl
-  say "installing the Rust toolchain with rustup"
-  curl -sSf https://sh.rustup.rs | sh -s -- -y --profile minimal --component clippy,rustfmt
-  export PATH="$HOME/.cargo/bin:$PATH"
+  local want have
+  want="$(workspace_rust_version)"
+  say "Rust toolchain: need >= ${want:-?} with rustfmt and clippy"
+  if ! command -v cargo >/dev/null 2>&1; then
+    ensure_apt curl curl
+    say "installing the Rust toolchain with rustup (cargo is missing)"
+    curl -sSf https://sh.rustup.rs | sh -s -- -y --profile minimal --component clippy,rustfmt
+    export PATH="$HOME/.cargo/bin:$PATH"
+  fi
+  have="$(rustc --version 2>/dev/null | sed -n 's/^rustc \([0-9][0-9.]*\).*/\1/p')"
+  if [ -n "$want" ] && ! version_at_least "${have:-0}" "$want"; then
+    if command -v rustup >/dev/null 2>&1; then
+      say "rustc ${have:-?} is older than $want: rustup update stable"
+      rustup update stable
+      rustup default stable
+      have="$(rustc --version | sed -n 's/^rustc \([0-9][0-9.]*\).*/\1/p')"
+    fi
+    if ! version_at_least "${have:-0}" "$want"; then
+      echo "error: rustc ${have:-unknown} ($(command -v rustc)) is older than $want, the workspace's rust-version." >&2
+      echo "       Debian's packaged cargo is too old for edition 2024. Remove it (apt-get remove cargo rustc)" >&2
+      echo "       and install rustup: curl -sSf https://sh.rustup.rs | sh -s -- -y --component clippy,rustfmt" >&2
+      return 1
+    fi
+  fi
+  local component
+  for component in rustfmt clippy; do
+    local probe="cargo fmt --version"
+    [ "$component" = clippy ] && probe="cargo clippy --version"
+    if $probe >/dev/null 2>&1; then continue; fi
+    if command -v rustup >/dev/null 2>&1; then
+      say "adding the $component component: rustup component add $component"
+      rustup component add "$component"
+    else
+      echo "error: '$probe' does not work and rustup is not installed; install rustup (see above) or your distribution's $component package" >&2
+      return 1
+    fi
+  done
+  echo "rustc $have, $(cargo fmt --version), $(cargo clippy --version): ok" >&2
 }
 
 ensure_build_deps() {

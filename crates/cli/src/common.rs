@@ -2,6 +2,7 @@
 
 use std::path::{Path, PathBuf};
 
+use airlock_permissions::ConfigEnv;
 use airlock_permissions::normalize_lexically;
 use anyhow::Context;
 
@@ -21,4 +22,112 @@ pub(crate) fn working_directory(cd: Option<&Path>) -> anyhow::Result<PathBuf> {
         cwd.display()
     );
     Ok(cwd)
+}
+
+/// `$AIRLOCK_HOME` and `$HOME` from the process, refusing to guess when neither says where
+/// Airlock's home is (issue 17 item 10: never `/.airlock`).
+///
+/// # Errors
+/// `AIRLOCK_HOME` and `HOME` are both unset or empty.
+pub(crate) fn config_env() -> anyhow::Result<ConfigEnv> {
+    let set = |name: &str| std::env::var_os(name).is_some_and(|value| !value.is_empty());
+    anyhow::ensure!(
+        set("AIRLOCK_HOME") || set("HOME"),
+        "HOME is not set, so Airlock cannot find its configuration (~/.airlock); set HOME, or \
+         AIRLOCK_HOME to the folder that holds config.toml"
+    );
+    Ok(ConfigEnv::from_process())
+}
+
+/// Refuses a filesystem root as the workspace of a profile that writes its workspace roots:
+/// from `/`, `:workspace` would make the whole disk writable (and the sandbox cannot protect
+/// nested `.git` folders it cannot list). A profile that writes `:root` on its own, or one
+/// that never writes the workspace, is unaffected.
+///
+/// # Errors
+/// `cwd` is `/` and the profile writes `:workspace_roots`.
+pub(crate) fn refuse_root_workspace(
+    cwd: &Path,
+    profile: &airlock_permissions::PermissionProfile,
+) -> anyhow::Result<()> {
+    use airlock_protocol::FileSystemAccessMode;
+    use airlock_protocol::FileSystemPath;
+    use airlock_protocol::FileSystemSpecialPath;
+    if cwd.parent().is_some() {
+        return Ok(());
+    }
+    let policy = airlock_permissions::file_system_sandbox_policy(profile);
+    let writes_workspace = policy.entries.iter().any(|entry| {
+        entry.access == FileSystemAccessMode::Write
+            && matches!(
+                &entry.path,
+                FileSystemPath::Special {
+                    value: FileSystemSpecialPath::ProjectRoots { .. }
+                }
+            )
+    });
+    anyhow::ensure!(
+        !writes_workspace,
+        "the working directory is {}, the filesystem root: as the workspace it would make the \
+         whole disk writable; cd into a project directory or pass -C DIR",
+        cwd.display()
+    );
+    Ok(())
+}
+
+/// Refuses a profile id that is neither built in nor defined under `[permissions]`, naming
+/// it and listing the known ones (issue 17 item 8), for `-P ID` and `default_permissions`.
+///
+/// # Errors
+/// The selected id is unknown.
+pub(crate) fn check_profile_id(
+    config: &airlock_permissions::AirlockConfig,
+    requested: Option<&str>,
+) -> anyhow::Result<()> {
+    let defined: Vec<&str> = config
+        .table
+        .get("permissions")
+        .and_then(|value| value.as_table())
+        .map(|table| table.keys().map(String::as_str).collect())
+        .unwrap_or_default();
+    let default = config
+        .table
+        .get("default_permissions")
+        .and_then(|value| value.as_str());
+    let (id, source) = match (requested, default) {
+        (Some(id), _) => (id, "-P".to_owned()),
+        (None, Some(id)) => (id, format!("default_permissions in {}", config.origin)),
+        (None, None) => return Ok(()),
+    };
+    // `:`-ids are built-in names; the permissions crate names an unknown one and lists them.
+    if id.starts_with(':') || defined.contains(&id) {
+        return Ok(());
+    }
+    let mut known: Vec<&str> = airlock_permissions::BUILT_IN_IDS.to_vec();
+    known.extend(defined.iter().copied());
+    anyhow::bail!(
+        "unknown permission profile `{id}` ({source}); known profiles: {}; define it as \
+         [permissions.\"{id}\"] in {} or pick a known one",
+        known.join(", "),
+        if config.file_exists {
+            config.origin.clone()
+        } else {
+            "$AIRLOCK_HOME/config.toml".to_owned()
+        }
+    )
+}
+
+/// [`check_profile_id`], then [`airlock_permissions::select_permission_profile`].
+///
+/// # Errors
+/// An unknown profile id, or any selection error.
+pub(crate) fn select_profile(
+    config: &airlock_permissions::AirlockConfig,
+    requested: Option<&str>,
+    cwd: &Path,
+) -> anyhow::Result<airlock_permissions::SelectedPermissions> {
+    check_profile_id(config, requested)?;
+    Ok(airlock_permissions::select_permission_profile(
+        config, requested, cwd,
+    )?)
 }

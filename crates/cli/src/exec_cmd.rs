@@ -4,21 +4,26 @@
 //! call is appended to `$AIRLOCK_HOME/log/audit.jsonl` unless `[audit] enabled = false`.
 //!
 //! Exit status: the command's own (also when the sandbox denied it and it was not retried);
-//! **125** with a one-line reason on stderr when Airlock refuses (forbidden, denied, timed
-//! out, aborted, unusable configuration or command, cannot confine); 2 for usage errors.
+//! **127** when the program is not found and **126** when it is not executable (checked
+//! before anything runs, [`crate::program`]); **125** with a one-line reason on stderr when
+//! Airlock refuses (forbidden, denied, timed out, aborted, unusable configuration or
+//! command, cannot confine); 2 for usage errors (an unknown option before `--` included).
+//! With `--json`, one result object on stdout says which of these happened
+//! ([`result_json`]); the command's output is then captured into it instead of streamed.
 //!
 //! Without a terminal on stdin and stderr, and without a hook or automatic reviewer that
 //! decides, a prompt is denied: "approval required but no reviewer is available".
 
 mod front_end;
+mod hints;
 mod prompt;
 mod report;
+mod result_json;
 mod warnings;
 
 use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::io::IsTerminal as _;
-use std::path::Path;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -36,11 +41,8 @@ use airlock_core::ToolError;
 use airlock_core::audit::AUDIT_LOG_RELATIVE_PATH;
 use airlock_core::extra_safe_commands_from_config;
 use airlock_permissions::AirlockConfig;
-use airlock_permissions::ConfigEnv;
 use airlock_permissions::DANGER_FULL_ACCESS;
 use airlock_permissions::load_config;
-use airlock_permissions::normalize_lexically;
-use airlock_permissions::select_permission_profile;
 use airlock_protocol::ApprovalsReviewer;
 use airlock_protocol::AskForApproval;
 use airlock_protocol::SandboxPermissions;
@@ -119,17 +121,26 @@ pub struct ExecArgs {
     #[arg(short = 'v', long)]
     verbose: bool,
 
+    /// Print one JSON result object on stdout (decision trace, attempts, final status); the
+    /// command's output is captured into it instead of streamed.
+    #[arg(long)]
+    json: bool,
+
     /// The command, after `--`.
-    #[arg(value_name = "COMMAND", required = true, num_args = 1.., trailing_var_arg = true, allow_hyphen_values = true)]
+    #[arg(value_name = "COMMAND", required = true, num_args = 1.., trailing_var_arg = true)]
     command: Vec<OsString>,
 }
 
 /// `-a` values (spec 10 common options); `on-failure` is the legacy alias of `on-request`.
 #[derive(Debug, Clone, Copy, ValueEnum)]
 enum PolicyArg {
+    /// Ask for everything except known-safe read-only commands.
     Untrusted,
+    /// The command decides: it runs in the sandbox, and asks to leave it.
     OnRequest,
+    /// Legacy alias of `on-request` (same behaviour).
     OnFailure,
+    /// Never ask; what needs approval is refused.
     Never,
 }
 
@@ -170,34 +181,71 @@ impl<E: std::fmt::Display> From<E> for Refusal {
     }
 }
 
-/// Runs `airlock exec`.
-pub fn run(args: ExecArgs) -> ExitCode {
-    let runtime = match tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(runtime) => runtime,
-        Err(error) => return refuse(&format!("cannot start the async runtime: {error}")),
-    };
-    match runtime.block_on(run_exec(args)) {
-        Ok(code) => ExitCode::from(code),
-        Err(Refusal(reason)) => refuse(&reason),
+/// How `airlock exec` ended: the exit status, a status word for `--json`, and what is known
+/// about the call.
+#[derive(Debug)]
+struct Finished {
+    code: u8,
+    status: &'static str,
+    /// The reason printed as `airlock: <message>` (refusals, unrunnable programs).
+    message: Option<String>,
+    /// Print `message` with its line breaks (a TOML error's snippet) instead of on one line.
+    multiline: bool,
+    record: Option<airlock_core::AuditRecord>,
+    output: Option<airlock_sandbox::ExecOutput>,
+}
+
+impl Finished {
+    fn refused(reason: String) -> Self {
+        Self {
+            code: REFUSED,
+            status: "refused",
+            message: Some(reason),
+            multiline: true,
+            record: None,
+            output: None,
+        }
     }
 }
 
-/// Prints `airlock: <reason>` on one line and returns 125.
-fn refuse(reason: &str) -> ExitCode {
-    let one_line: Vec<&str> = reason.split_whitespace().collect();
-    eprintln!("airlock: {}", one_line.join(" "));
-    ExitCode::from(REFUSED)
+/// Runs `airlock exec`.
+pub fn run(args: ExecArgs) -> ExitCode {
+    let json = args.json;
+    let finished = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime
+            .block_on(run_exec(args))
+            .unwrap_or_else(|Refusal(reason)| Finished::refused(reason)),
+        Err(error) => Finished::refused(format!("cannot start the async runtime: {error}")),
+    };
+    if let Some(message) = &finished.message {
+        if finished.multiline {
+            for (n, line) in message.lines().enumerate() {
+                let lead = if n == 0 { "airlock: " } else { "" };
+                eprintln!("{lead}{}", crate::terminal_text::escape(line));
+            }
+        } else {
+            let one_line: Vec<&str> = message.split_whitespace().collect();
+            eprintln!(
+                "airlock: {}",
+                crate::terminal_text::safe(&one_line.join(" "))
+            );
+        }
+    }
+    if json {
+        println!("{}", result_json::render(&finished));
+    }
+    ExitCode::from(finished.code)
 }
 
-async fn run_exec(args: ExecArgs) -> Result<u8, Refusal> {
+async fn run_exec(args: ExecArgs) -> Result<Finished, Refusal> {
     warnings::install();
     let command = airlock_shell::argv_from_os(args.command.iter().cloned())
         .map_err(|error| Refusal(format!("invalid command: {error}")))?;
-    let cwd = working_directory(args.cd.as_deref())?;
-    let env = ConfigEnv::from_process();
+    let cwd = crate::common::working_directory(args.cd.as_deref())?;
+    let env = crate::common::config_env()?;
     let config = load_config(&env, &args.overrides)?;
     let session_config = SessionConfig::from_config(&config)?;
     if args.yolo {
@@ -218,8 +266,26 @@ async fn run_exec(args: ExecArgs) -> Result<u8, Refusal> {
     } else {
         args.profile.as_deref()
     };
-    let selected = select_permission_profile(&config, requested_profile, &cwd)?;
+    let selected = crate::common::select_profile(&config, requested_profile, &cwd)?;
+    crate::common::refuse_root_workspace(&cwd, selected.symbolic())?;
     let env_vars = command_environment(&config)?;
+    if let Some(program) = command.first()
+        && let Err(unrunnable) = crate::program::check_program(
+            program.as_ref(),
+            env_vars.get("PATH").map(std::ffi::OsStr::new),
+            &cwd,
+        )
+    {
+        return Ok(Finished {
+            code: unrunnable.exit_code(),
+            status: unrunnable.status(),
+            message: Some(unrunnable.message()),
+            multiline: false,
+            record: None,
+            output: None,
+        });
+    }
+    let network_enabled = selected.materialized().network().is_enabled();
     let extra_safe_commands = extra_safe_commands_from_config(&config)?;
     let exec_policy = ExecPolicyManager::load(&ExecPolicySources::for_config(
         &config,
@@ -251,7 +317,11 @@ async fn run_exec(args: ExecArgs) -> Result<u8, Refusal> {
             },
             ..SandboxSettings::default()
         },
-        output: OutputMode::Tee,
+        output: if args.json {
+            OutputMode::Capture
+        } else {
+            OutputMode::Tee
+        },
         amendment_file: Some(airlock_execpolicy::default_amendment_file(
             &env.airlock_home,
         )),
@@ -278,10 +348,14 @@ async fn run_exec(args: ExecArgs) -> Result<u8, Refusal> {
     let answering = tokio::spawn(front_end::serve(
         std::sync::Arc::downgrade(session.approvals()),
         events_rx,
+        prompt::PromptContext {
+            justification: args.justification.clone(),
+            rules_file: session.options().amendment_file.clone(),
+        },
     ));
     let turn = session.start_turn("turn-1");
     let call = ShellCall {
-        call_id: "call-1".to_owned(),
+        call_id: airlock_core::new_call_id(),
         command,
         cwd: None,
         sandbox_permissions: match args.sandbox_permissions {
@@ -301,15 +375,25 @@ async fn run_exec(args: ExecArgs) -> Result<u8, Refusal> {
     if args.verbose {
         eprint!("{}", report::render(&outcome.record));
     }
-    exit_status(&outcome.result, &outcome.record)
+    let hints = hints::hints(
+        &outcome.record,
+        &outcome.result,
+        network_enabled,
+        approval_policy,
+    );
+    let finished = finish(outcome.result, outcome.record);
+    for hint in hints {
+        eprintln!("airlock: hint: {hint}");
+    }
+    Ok(finished)
 }
 
-/// The exit status of a finished call (spec 10 §CLI).
-fn exit_status(
-    result: &Result<airlock_sandbox::ExecOutput, ToolError>,
-    record: &airlock_core::AuditRecord,
-) -> Result<u8, Refusal> {
-    match result {
+/// The exit status of a finished call (spec 10 §CLI) and its notes on stderr.
+fn finish(
+    result: Result<airlock_sandbox::ExecOutput, ToolError>,
+    record: airlock_core::AuditRecord,
+) -> Finished {
+    let (code, status, message, output) = match result {
         Ok(output) => {
             if let Some(first) = record.trace.attempts.first()
                 && first.sandbox_denied
@@ -319,7 +403,7 @@ fn exit_status(
                     "airlock: note: the sandbox blocked the first attempt; it was retried without the sandbox"
                 );
             }
-            Ok(status_byte(output.exit_code))
+            (status_byte(output.exit_code), "ran", None, Some(output))
         }
         Err(ToolError::SandboxDenied { output, .. }) => {
             let why = record
@@ -327,32 +411,29 @@ fn exit_status(
                 .no_retry
                 .map_or("", airlock_core::orchestrator::NoRetryReason::describe);
             eprintln!("airlock: the sandbox blocked this command; not retried: {why}");
-            Ok(status_byte(output.exit_code))
+            (
+                status_byte(output.exit_code),
+                "sandbox_denied",
+                None,
+                Some(output),
+            )
         }
-        Err(ToolError::Rejected { message, .. }) => Err(Refusal(message.clone())),
-        Err(error @ ToolError::Execution(_)) => Err(Refusal(error.to_string())),
+        Err(ToolError::Rejected { message, .. }) => (REFUSED, "refused", Some(message), None),
+        Err(error @ ToolError::Execution(_)) => (REFUSED, "error", Some(error.to_string()), None),
+    };
+    Finished {
+        code,
+        status,
+        message,
+        multiline: false,
+        record: Some(record),
+        output,
     }
 }
 
 /// An exit code as a process status byte (out-of-range codes become 1).
 fn status_byte(code: i32) -> u8 {
     u8::try_from(code).unwrap_or(1)
-}
-
-fn working_directory(cd: Option<&Path>) -> Result<PathBuf, Refusal> {
-    let current = std::env::current_dir()
-        .map_err(|error| Refusal(format!("cannot read the current directory: {error}")))?;
-    let cwd = match cd {
-        Some(dir) => normalize_lexically(&current.join(dir)),
-        None => current,
-    };
-    if !cwd.is_dir() {
-        return Err(Refusal(format!(
-            "working directory {} does not exist or is not a directory; pass an existing -C DIR",
-            cwd.display()
-        )));
-    }
-    Ok(cwd)
 }
 
 /// The command's environment after `[shell_environment_policy]`; variables whose name or

@@ -10,6 +10,7 @@
 //! load is not fatal: a warning is printed and every command needs approval (fail
 //! closed).
 
+mod from_log;
 mod json;
 mod report;
 
@@ -25,7 +26,6 @@ use airlock_core::{
 };
 use airlock_permissions::{
     AirlockConfig, ConfigEnv, PermissionProfile, file_system_sandbox_policy, load_config,
-    select_permission_profile,
 };
 use airlock_protocol::{
     ApprovalsReviewer, AskForApproval, ExecApprovalRequirement, FileSystemSandboxPolicy,
@@ -82,17 +82,26 @@ pub struct ExplainArgs {
     #[arg(long)]
     json: bool,
 
+    /// Re-render the audit entry of this call id (from `$AIRLOCK_HOME/log/audit.jsonl`,
+    /// printed by `airlock exec -v`) instead of explaining a command.
+    #[arg(long = "from-log", value_name = "CALL_ID", conflicts_with = "command")]
+    from_log: Option<String>,
+
     /// The command, after `--`.
-    #[arg(value_name = "COMMAND", num_args = 0.., trailing_var_arg = true, allow_hyphen_values = true)]
+    #[arg(value_name = "COMMAND", num_args = 0.., trailing_var_arg = true)]
     command: Vec<OsString>,
 }
 
 /// `-a` values (spec 10 common options); `on-failure` is the legacy alias of `on-request`.
 #[derive(Debug, Clone, Copy, ValueEnum)]
 enum PolicyArg {
+    /// Ask for everything except known-safe read-only commands.
     Untrusted,
+    /// The command decides: it runs in the sandbox, and asks to leave it.
     OnRequest,
+    /// Legacy alias of `on-request` (same behaviour).
     OnFailure,
+    /// Never ask; what needs approval is refused.
     Never,
 }
 
@@ -132,6 +141,15 @@ pub(crate) struct Explanation {
 
 /// Runs `airlock explain`.
 pub fn run(args: ExplainArgs) -> ExitCode {
+    if let Some(call_id) = &args.from_log {
+        return run_from_log(call_id, args.json);
+    }
+    if args.command.is_empty() {
+        eprintln!(
+            "Error: invalid command: no command given; pass it after `--` (airlock explain -- CMD...), or use --from-log CALL_ID"
+        );
+        return ExitCode::from(INPUT_ERROR);
+    }
     let command = match airlock_shell::argv_from_os(args.command.iter().cloned()) {
         Ok(command) => command,
         Err(error) => {
@@ -165,6 +183,34 @@ pub fn run(args: ExplainArgs) -> ExitCode {
     }
 }
 
+/// `--from-log CALL_ID`: the audit entry for a person (or as JSON).
+fn run_from_log(call_id: &str, json: bool) -> ExitCode {
+    let result = crate::common::config_env().and_then(|env| {
+        let log = env
+            .airlock_home
+            .join(airlock_core::audit::AUDIT_LOG_RELATIVE_PATH);
+        from_log::find(&log, call_id)
+    });
+    let (entry, count) = match result {
+        Ok(found) => found,
+        Err(error) => return crate::report_error(&error),
+    };
+    if count > 1 {
+        eprintln!("warning: {count} entries have this call id; showing the last");
+    }
+    let text = if json {
+        format!("{entry}\n")
+    } else {
+        from_log::render(&entry)
+    };
+    match std::io::stdout().lock().write_all(text.as_bytes()) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            crate::report_error(&anyhow::Error::new(error).context("cannot write to stdout"))
+        }
+    }
+}
+
 /// The explanation; the inner error is an input error of the command (exit 2), the outer
 /// one a configuration problem (exit 1).
 fn explain(
@@ -172,9 +218,9 @@ fn explain(
     command: Vec<String>,
 ) -> anyhow::Result<Result<Explanation, airlock_core::RequirementError>> {
     let cwd = crate::common::working_directory(args.cd.as_deref())?;
-    let env = ConfigEnv::from_process();
+    let env = crate::common::config_env()?;
     let config = load_config(&env, &args.overrides)?;
-    let selected = select_permission_profile(&config, args.profile.as_deref(), &cwd)?;
+    let selected = crate::common::select_profile(&config, args.profile.as_deref(), &cwd)?;
     let mut warnings = selected.warnings.clone();
     let approval_policy = match args.approval {
         Some(PolicyArg::Untrusted) => AskForApproval::UnlessTrusted,

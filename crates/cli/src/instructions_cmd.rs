@@ -24,7 +24,6 @@ use airlock_instructions::PreviousSectionState;
 use airlock_permissions::AirlockConfig;
 use airlock_permissions::ConfigEnv;
 use airlock_permissions::load_config;
-use airlock_permissions::select_permission_profile;
 use airlock_protocol::ApprovalsReviewer;
 use airlock_protocol::AskForApproval;
 use anyhow::Context;
@@ -77,9 +76,13 @@ pub struct InstructionsArgs {
 /// `-a` values (spec 10 common options); `on-failure` is the legacy alias of `on-request`.
 #[derive(Debug, Clone, Copy, ValueEnum)]
 enum PolicyArg {
+    /// Ask for everything except known-safe read-only commands.
     Untrusted,
+    /// The command decides: it runs in the sandbox, and asks to leave it.
     OnRequest,
+    /// Legacy alias of `on-request` (same behaviour).
     OnFailure,
+    /// Never ask; what needs approval is refused.
     Never,
 }
 
@@ -124,9 +127,9 @@ pub fn run(args: InstructionsArgs) -> ExitCode {
 
 fn run_instructions(args: &InstructionsArgs) -> anyhow::Result<()> {
     let cwd = crate::common::working_directory(args.cd.as_deref())?;
-    let env = ConfigEnv::from_process();
+    let env = crate::common::config_env()?;
     let config = load_config(&env, &args.overrides)?;
-    let selected = select_permission_profile(&config, args.profile.as_deref(), &cwd)?;
+    let selected = crate::common::select_profile(&config, args.profile.as_deref(), &cwd)?;
     let mut stderr = std::io::stderr().lock();
     for warning in &selected.warnings {
         // A closed stderr must not turn a successful run into a failure.

@@ -9,7 +9,9 @@ mod execpolicy_cmd;
 mod explain_cmd;
 mod instructions_cmd;
 mod permissions_cmd;
+mod program;
 mod sandbox_cmd;
+mod terminal_text;
 
 use std::process::ExitCode;
 
@@ -35,14 +37,15 @@ enum Command {
     ///
     /// Exit status: the command's own (128+N when killed by signal N); 125 when Airlock
     /// cannot confine it as the profile requires (nothing ran); 127 when the command is
-    /// not found; 2 for usage errors.
+    /// not found, 126 when it is not executable; 2 for usage errors.
     Sandbox(sandbox_cmd::SandboxArgs),
     /// Check that this host can enforce the sandbox; prints the fix for each failure.
     Doctor(doctor_cmd::DoctorArgs),
     /// Explain what `exec` would decide for a command, without running it.
     Explain(explain_cmd::ExplainArgs),
     /// Run a command through policy, approval and the sandbox (the main job); exits with its
-    /// status, or 125 when Airlock refuses.
+    /// status, 127 / 126 when the program is not found / not executable, or 125 when Airlock
+    /// refuses.
     Exec(exec_cmd::ExecArgs),
 }
 

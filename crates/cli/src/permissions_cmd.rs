@@ -17,18 +17,17 @@ use std::path::Path;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use airlock_permissions::ConfigEnv;
 use airlock_permissions::FileSystemPolicyQueries;
 use airlock_permissions::GitMetadata;
 use airlock_permissions::GitMetadataError;
 use airlock_permissions::PermissionProfile;
+use airlock_permissions::ProfileSource;
 use airlock_permissions::ProtectAt;
 use airlock_permissions::ResolveContext;
 use airlock_permissions::SelectedPermissions;
 use airlock_permissions::enclosing_git_entries;
 use airlock_permissions::file_system_sandbox_policy;
 use airlock_permissions::load_config;
-use airlock_permissions::select_permission_profile;
 use airlock_protocol::FileSystemAccessMode;
 use airlock_protocol::FileSystemPath;
 use airlock_protocol::FileSystemSandboxEntry;
@@ -52,6 +51,31 @@ enum PermissionsCommand {
     /// Reads $AIRLOCK_HOME/config.toml (default ~/.airlock). Without a config, the embedded
     /// default `:workspace` applies.
     Show(ShowArgs),
+    /// Whether each PATH is outside every writable root of the profile (for scripts such as
+    /// `scripts/demo` that need a folder a confined command cannot write). Prints
+    /// `outside PATH` or `writable PATH (under ROOT)` per path; exit 0 when every PATH is
+    /// outside, 1 when one is writable (or the config cannot be used).
+    #[command(hide = true)]
+    Outside(OutsideArgs),
+}
+
+#[derive(Debug, Args)]
+struct OutsideArgs {
+    /// Profile id (as for `show`).
+    #[arg(short = 'P', long = "permission-profile", value_name = "ID")]
+    profile: Option<String>,
+
+    /// Working directory (the first workspace root); default: the current directory.
+    #[arg(short = 'C', long = "cd", value_name = "DIR")]
+    cd: Option<PathBuf>,
+
+    /// Config override `dotted.key=value`; repeatable.
+    #[arg(short = 'c', long = "config", value_name = "KEY=VALUE")]
+    overrides: Vec<String>,
+
+    /// The paths to check (need not exist).
+    #[arg(value_name = "PATH", required = true)]
+    paths: Vec<PathBuf>,
 }
 
 #[derive(Debug, Args)]
@@ -81,14 +105,45 @@ pub fn run(args: PermissionsArgs) -> ExitCode {
             Ok(()) => ExitCode::SUCCESS,
             Err(error) => crate::report_error(&error),
         },
+        PermissionsCommand::Outside(outside) => match run_outside(&outside) {
+            Ok(true) => ExitCode::SUCCESS,
+            Ok(false) => ExitCode::from(1),
+            Err(error) => crate::report_error(&error),
+        },
     }
+}
+
+/// `permissions outside`: `Ok(true)` when every path is outside every writable root.
+fn run_outside(args: &OutsideArgs) -> anyhow::Result<bool> {
+    let cwd = crate::common::working_directory(args.cd.as_deref())?;
+    let env = crate::common::config_env()?;
+    let config = load_config(&env, &args.overrides)?;
+    let selected = crate::common::select_profile(&config, args.profile.as_deref(), &cwd)?;
+    let policy = file_system_sandbox_policy(&selected.materialized());
+    let ctx = ResolveContext::new(&cwd);
+    let mut all_outside = true;
+    let mut out = String::new();
+    for path in &args.paths {
+        let absolute = airlock_permissions::absolutize(path, &cwd);
+        if airlock_permissions::is_writable_under(&policy, &absolute, &ctx) {
+            all_outside = false;
+            let _ = writeln!(out, "writable {}", absolute.display());
+        } else {
+            let _ = writeln!(out, "outside {}", absolute.display());
+        }
+    }
+    std::io::stdout()
+        .lock()
+        .write_all(out.as_bytes())
+        .context("cannot write to stdout")?;
+    Ok(all_outside)
 }
 
 fn run_show(args: &ShowArgs) -> anyhow::Result<()> {
     let cwd = crate::common::working_directory(args.cd.as_deref())?;
-    let env = ConfigEnv::from_process();
+    let env = crate::common::config_env()?;
     let config = load_config(&env, &args.overrides)?;
-    let selected = select_permission_profile(&config, args.profile.as_deref(), &cwd)?;
+    let selected = crate::common::select_profile(&config, args.profile.as_deref(), &cwd)?;
     let mut stderr = std::io::stderr().lock();
     for warning in &selected.warnings {
         // A closed stderr must not turn a successful show into a failure.
@@ -122,7 +177,7 @@ fn summary(selected: &SelectedPermissions, profile: &PermissionProfile, cwd: &Pa
     if let Some(description) = &selected.compiled.description {
         let _ = writeln!(out, "description: {description}");
     }
-    let _ = writeln!(out, "selected by: {:?}", selected.source);
+    let _ = writeln!(out, "selected by: {}", describe_source(selected.source));
     let roots: Vec<String> = selected
         .workspace_roots
         .iter()
@@ -294,6 +349,21 @@ fn with_git_locations(profile: &PermissionProfile, cwd: &Path) -> PermissionProf
         }
     }
     shown
+}
+
+/// Where the selection came from, in words (issue 17: no Rust enum names).
+fn describe_source(source: ProfileSource) -> &'static str {
+    match source {
+        ProfileSource::CommandLine => "the command line (-P)",
+        ProfileSource::DefaultPermissions => "default_permissions in the config",
+        ProfileSource::AllowedProfilesDefault => {
+            "allowed_permission_profiles in the config (it allows :workspace and :read-only and no default is set)"
+        }
+        ProfileSource::LegacySandboxMode => "the legacy sandbox_mode key in the config",
+        ProfileSource::EmbeddedDefault => {
+            "the embedded default (no config file, or a config that selects no profile)"
+        }
+    }
 }
 
 /// `write  /path`, `deny   glob /x/**/*.env`, `read   :root`, with `(skip if missing)`.

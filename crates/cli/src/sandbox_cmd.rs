@@ -2,7 +2,8 @@
 //! `codex sandbox` (issue 4 item 7, spec 10 §CLI), and the hidden helper entry
 //! `airlock linux-sandbox` that the sandbox manager's transforms invoke.
 //!
-//! Exit status: the command's own; 125 when Airlock could not start it confined
+//! Exit status: the command's own; 127 when the program is not found and 126 when it is
+//! not executable ([`crate::program`]); 125 when Airlock could not start it confined
 //! (nothing ran); 2 for usage errors.
 
 use std::ffi::OsString;
@@ -11,38 +12,21 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use airlock_linux_sandbox::HelperArgs;
-use airlock_permissions::{ConfigEnv, PermissionProfile, load_config, select_permission_profile};
+use airlock_permissions::{PermissionProfile, load_config};
 use airlock_sandbox::ShellEnvironmentPolicy;
 use anyhow::Context;
 use clap::Args;
 
-/// Exit status when the command does not exist (as shells report it); nothing ran.
-pub const COMMAND_NOT_FOUND: i32 = 127;
-
-/// Where `program` would be found: itself if it contains a `/`, else the first
-/// executable file named so on the command's `PATH`.
-fn find_program(
-    program: &std::ffi::OsStr,
-    env: &[(OsString, OsString)],
-    cwd: &Path,
-) -> Option<PathBuf> {
-    use std::os::unix::fs::PermissionsExt;
-    let is_exe = |p: &Path| {
-        std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-    };
-    let path = Path::new(program);
-    if program.as_encoded_bytes().contains(&b'/') {
-        let full = cwd.join(path);
-        return is_exe(&full).then_some(full);
-    }
-    let search = env
+/// The program of `command` cannot be started: prints why and returns 127 or 126.
+fn unrunnable(command: &[OsString], env: &[(OsString, OsString)], cwd: &Path) -> Option<i32> {
+    let program = command.first()?;
+    let path = env
         .iter()
         .find(|(k, _)| k == "PATH")
-        .map(|(_, v)| v.clone())
-        .unwrap_or_else(|| "/usr/bin:/bin".into());
-    std::env::split_paths(&search)
-        .map(|dir| dir.join(program))
-        .find(|p| is_exe(p))
+        .map(|(_, v)| v.as_os_str());
+    let error = crate::program::check_program(program, path, cwd).err()?;
+    eprintln!("airlock: {}", error.message());
+    Some(i32::from(error.exit_code()))
 }
 
 /// Exit status when the sandbox could not be set up (as `env`, `timeout` and container
@@ -83,7 +67,7 @@ pub struct SandboxArgs {
     save_fds: Option<PathBuf>,
 
     /// The command to run, after `--`.
-    #[arg(value_name = "COMMAND", required = true, num_args = 1.., trailing_var_arg = true, allow_hyphen_values = true)]
+    #[arg(value_name = "COMMAND", required = true, num_args = 1.., trailing_var_arg = true)]
     command: Vec<OsString>,
 }
 
@@ -101,8 +85,9 @@ pub fn run(args: SandboxArgs) -> ExitCode {
 
 fn run_sandbox(args: SandboxArgs) -> anyhow::Result<i32> {
     let cwd = crate::common::working_directory(args.cd.as_deref())?;
-    let config = load_config(&ConfigEnv::from_process(), &args.overrides)?;
-    let selected = select_permission_profile(&config, args.profile.as_deref(), &cwd)?;
+    let config = load_config(&crate::common::config_env()?, &args.overrides)?;
+    let selected = crate::common::select_profile(&config, args.profile.as_deref(), &cwd)?;
+    crate::common::refuse_root_workspace(&cwd, selected.symbolic())?;
     for warning in &selected.warnings {
         eprintln!("warning: {warning}");
     }
@@ -125,9 +110,8 @@ fn run_sandbox(args: SandboxArgs) -> anyhow::Result<i32> {
                 );
                 return Ok(0);
             }
-            if find_program(program, &env, &cwd).is_none() {
-                eprintln!("airlock: command not found: {}", program.to_string_lossy());
-                return Ok(COMMAND_NOT_FOUND);
+            if let Some(code) = unrunnable(&args.command, &env, &cwd) {
+                return Ok(code);
             }
             let error = std::process::Command::new(program)
                 .args(rest)
@@ -138,12 +122,10 @@ fn run_sandbox(args: SandboxArgs) -> anyhow::Result<i32> {
             Err(error).with_context(|| format!("could not start {}", program.to_string_lossy()))
         }
         PermissionProfile::Managed { .. } => {
-            if let Some(program) = args.command.first()
-                && !args.dry_run
-                && find_program(program, &env, &cwd).is_none()
+            if !args.dry_run
+                && let Some(code) = unrunnable(&args.command, &env, &cwd)
             {
-                eprintln!("airlock: command not found: {}", program.to_string_lossy());
-                return Ok(COMMAND_NOT_FOUND);
+                return Ok(code);
             }
             let helper = HelperArgs {
                 sandbox_policy_cwd: cwd.clone(),

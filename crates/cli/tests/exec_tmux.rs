@@ -159,9 +159,18 @@ fn approve_with_y_shows_the_facts_and_runs_in_the_sandbox() {
         prompt.contains(&format!("cwd:     {}", dirs.ws.display())),
         "{prompt}"
     );
-    assert!(prompt.contains("reason: make a file"), "{prompt}");
+    assert!(prompt.contains("justification: make a file"), "{prompt}");
     assert!(
-        prompt.contains("proposed prefix rule: touch made.txt"),
+        prompt.contains(
+            r#"proposed rule: prefix_rule(pattern=["touch", "made.txt"], decision="allow")"#
+        ),
+        "{prompt}"
+    );
+    assert!(
+        prompt.contains(&format!(
+            "saved to {} if you press p",
+            dirs.home.join("rules/default.rules").display()
+        )),
         "{prompt}"
     );
     assert!(prompt.contains("[y] approve  [a] approve for this session  [p] approve and save the prefix rule  [n] deny  [Esc] abort"), "{prompt}");
@@ -265,7 +274,9 @@ fn n_denies_with_a_reason() {
 #[test]
 fn retry_prompt_shows_the_retry_reason() {
     let dirs = Dirs::new();
-    let target = dirs.outside_file("retry.txt");
+    let Some(target) = dirs.outside_file("retry.txt") else {
+        return;
+    };
     let policy =
         "approval_policy={granular={sandbox_approval=true,rules=true,mcp_elicitations=false}}";
     let Some(tmux) = Tmux::start(&dirs, &["-c", policy, "--", "touch", &target]) else {
@@ -283,4 +294,39 @@ fn retry_prompt_shows_the_retry_reason() {
     assert_eq!(record["approvals"][1]["phase"], "retry");
     assert_eq!(record["approvals"][1]["source"], "user");
     assert_eq!(record["attempts"][1]["sandbox"], "none");
+}
+
+/// Issue 17 item 7: the command cannot rewrite its own displayed text. An ANSI "erase line"
+/// sequence, a right-to-left override, a zero-width space and 300 spaces of padding in the
+/// argv and in the justification all show up escaped or collapsed; nothing is hidden.
+#[test]
+fn prompt_escapes_control_bidi_zero_width_and_padding() {
+    let dirs = Dirs::new();
+    let sneaky = format!(
+        "harmless\u{1b}[2K\u{1b}[1Gdone\u{202e}txt.exe\u{200b}{}TAIL",
+        " ".repeat(300)
+    );
+    let args = [
+        "-a",
+        "untrusted",
+        "--justification",
+        "trust me\u{1b}[8m hidden",
+        "--",
+        "touch",
+        sneaky.as_str(),
+    ];
+    let Some(tmux) = Tmux::start(&dirs, &args) else {
+        return;
+    };
+    let (prompt, status, _) = tmux.answer(&["n", "Enter"]);
+    assert!(
+        prompt.contains(r"harmless\x1b[2K\x1b[1Gdone\u{202e}txt.exe\u{200b} [300 spaces] TAIL"),
+        "{prompt}"
+    );
+    assert!(
+        prompt.contains(r"justification: trust me\x1b[8m hidden"),
+        "{prompt}"
+    );
+    assert_eq!(status, "EXIT=125");
+    assert!(!exists(dirs.ws.join(&sneaky)));
 }

@@ -182,13 +182,22 @@ impl ExecPolicyManager {
     }
 }
 
-/// `error: cause: cause ...` on one line.
-fn error_chain(err: &dyn std::error::Error) -> String {
-    let mut text = err.to_string();
+/// `error: cause: cause ...` on one line; rules-file example errors in their form for
+/// people ([`airlock_execpolicy::ParseError::for_people`]).
+fn error_chain(err: &(dyn std::error::Error + 'static)) -> String {
+    let show = |error: &(dyn std::error::Error + 'static)| {
+        error
+            .downcast_ref::<airlock_execpolicy::ParseError>()
+            .map_or_else(
+                || error.to_string(),
+                airlock_execpolicy::ParseError::for_people,
+            )
+    };
+    let mut text = show(err);
     let mut source = err.source();
     while let Some(cause) = source {
         text.push_str(": ");
-        text.push_str(&cause.to_string());
+        text.push_str(&show(cause));
         source = cause.source();
     }
     text

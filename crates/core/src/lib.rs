@@ -21,6 +21,7 @@ pub mod requirement;
 
 pub mod audit;
 mod audit_time;
+mod call_id;
 pub mod orchestrator;
 pub mod process;
 pub mod session;
@@ -38,6 +39,7 @@ pub use requirement::{
 };
 
 pub use audit::{AuditLog, AuditRecord, CallOutcome};
+pub use call_id::new_call_id;
 pub use orchestrator::{
     OrchestratorOutcome, SandboxAttempt, SandboxSettings, ToolCallContext, ToolEnvironment,
     ToolError, ToolOrchestrator,

@@ -78,7 +78,7 @@ pub struct SessionOptions {
 /// One shell tool call as the model (or `airlock exec`) proposes it.
 #[derive(Debug, Clone, Default)]
 pub struct ShellCall {
-    /// The tool call id.
+    /// The tool call id; empty = [`crate::new_call_id`] assigns a fresh one.
     pub call_id: String,
     /// The argv.
     pub command: Vec<String>,
@@ -202,8 +202,12 @@ impl Session {
 
     /// Runs one shell call in `turn`: computes its requirement from the live exec policy
     /// (spec 03), runs it through [`ToolOrchestrator::run`] (spec 07), and appends the audit
-    /// record (spec 10 §Audit log). An unusable argv is rejected without running anything.
-    pub async fn exec(&self, turn: &ApprovalTurn, call: ShellCall) -> ShellCallOutcome {
+    /// record (spec 10 §Audit log). An unusable argv is rejected without running anything. A
+    /// call without an id gets a fresh one ([`crate::new_call_id`]).
+    pub async fn exec(&self, turn: &ApprovalTurn, mut call: ShellCall) -> ShellCallOutcome {
+        if call.call_id.is_empty() {
+            call.call_id = crate::new_call_id();
+        }
         let environment = &self.options.environment;
         let cwd = call
             .cwd

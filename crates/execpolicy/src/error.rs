@@ -38,11 +38,38 @@ pub enum RuleError {
         "expected every example to match at least one rule. rules: {rules:?}; unmatched examples: {examples:?}"
     )]
     ExamplesDidNotMatch {
-        /// `PrefixRule { .. }` text of every rule the call created.
+        /// `PrefixRule { .. }` text of every rule the call created (Codex's message).
         rules: Vec<String>,
         /// Every unmatched example, shell-quoted.
         examples: Vec<String>,
+        /// The same rules as a rules file spells them (`prefix_rule(pattern=[...], ...)`),
+        /// for [`RuleError::for_people`].
+        shown: Vec<String>,
     },
+}
+
+impl RuleError {
+    /// The message for a person (`airlock exec` / `explain` warnings): like the `Display`
+    /// text, which keeps Codex's wording for `execpolicy check`, except that rules are
+    /// shown as a rules file spells them instead of a Rust debug dump (issue 17 item 8).
+    #[must_use]
+    pub fn for_people(&self) -> String {
+        match self {
+            Self::ExamplesDidNotMatch {
+                examples, shown, ..
+            } => format!(
+                "a `match` example matches none of the rules of its call: {}; the rule{}: {}; fix the example or the pattern",
+                examples
+                    .iter()
+                    .map(|example| format!("`{example}`"))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                if shown.len() == 1 { " is" } else { "s are" },
+                shown.join(", ")
+            ),
+            other => other.to_string(),
+        }
+    }
 }
 
 /// Why evaluating one file's source failed.
@@ -53,6 +80,20 @@ pub enum ParseError {
     /// a source excerpt naming `file:line:col`.
     #[error("starlark error: {0}")]
     Starlark(starlark::Error),
+    /// A Starlark parse error at the end of the file caused by a bracket that is never
+    /// closed. Displayed exactly as [`ParseError::Starlark`] (Codex's text, which points at
+    /// line 1); [`ParseError::for_people`] names the line where the bracket was opened.
+    #[error("starlark error: {error}")]
+    Unclosed {
+        /// Starlark's error.
+        error: starlark::Error,
+        /// The file label.
+        label: String,
+        /// 1-based line of the bracket.
+        line: usize,
+        /// The bracket.
+        bracket: char,
+    },
     /// An example failed validation after the file was evaluated; no location.
     #[error(transparent)]
     Example(RuleError),
@@ -83,6 +124,25 @@ pub enum ParseError {
         /// The limit.
         max: usize,
     },
+}
+
+impl ParseError {
+    /// [`RuleError::for_people`] for an example error, else the `Display` text.
+    #[must_use]
+    pub fn for_people(&self) -> String {
+        match self {
+            Self::Example(error) => error.for_people(),
+            Self::Unclosed {
+                label,
+                line,
+                bracket,
+                ..
+            } => format!(
+                "{label}:{line}: this `{bracket}` is never closed (the file ends first); close it"
+            ),
+            other => other.to_string(),
+        }
+    }
 }
 
 /// Loading a policy file failed. The message names the file as given.

@@ -32,6 +32,7 @@ mod parser;
 mod pattern;
 mod policy;
 mod rule;
+mod unclosed;
 
 pub use amend::{blocking_append_allow_prefix_rule, blocking_append_network_rule};
 pub use canonical::canonical_key;

@@ -145,7 +145,18 @@ fn evaluate_source(
         enable_f_strings: true,
         ..Dialect::Extended
     };
-    let ast = AstModule::parse(label, source.to_owned(), &dialect).map_err(ParseError::Starlark)?;
+    let ast = AstModule::parse(label, source.to_owned(), &dialect).map_err(|error| {
+        let at_end = error.to_string().contains("unexpected new line");
+        match crate::unclosed::last_unclosed_bracket(source) {
+            Some((line, bracket)) if at_end => ParseError::Unclosed {
+                error,
+                label: label.to_owned(),
+                line,
+                bracket,
+            },
+            _ => ParseError::Starlark(error),
+        }
+    })?;
     // `@starlark-rust:` comments switch on checks (e.g. typechecking) that only
     // Starlark performs.
     let literal = match source.contains("@starlark-rust") {
@@ -223,7 +234,33 @@ fn validate_examples(call: &RuleCall, loaded: &Policy) -> Result<(), RuleError> 
     Err(RuleError::ExamplesDidNotMatch {
         rules: call.rules.iter().map(|r| format!("{r:?}")).collect(),
         examples: unmatched,
+        shown: call.rules.iter().map(rule_source).collect(),
     })
+}
+
+/// `rule` as a rules file spells it: `prefix_rule(pattern=["git", ["push", "pull"]],
+/// decision="prompt")`.
+fn rule_source(rule: &crate::rule::PrefixRule) -> String {
+    use crate::pattern::PatternToken;
+    let mut tokens = vec![format!("{:?}", rule.pattern.first)];
+    for token in &rule.pattern.rest {
+        tokens.push(match token {
+            PatternToken::Single(word) => format!("{word:?}"),
+            PatternToken::Alts(words) => format!(
+                "[{}]",
+                words
+                    .iter()
+                    .map(|word| format!("{word:?}"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        });
+    }
+    format!(
+        "prefix_rule(pattern=[{}], decision=\"{}\")",
+        tokens.join(", "),
+        rule.decision.as_str()
+    )
 }
 
 fn join_example(tokens: &[String]) -> String {

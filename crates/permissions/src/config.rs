@@ -15,7 +15,7 @@ use crate::overrides::apply_override;
 use crate::overrides::parse_override;
 
 /// Top-level keys Airlock knows (spec 10). Only some are interpreted by this crate.
-const KNOWN_TOP_LEVEL_KEYS: [&str; 14] = [
+const KNOWN_TOP_LEVEL_KEYS: [&str; 15] = [
     "approval_policy",
     "approvals_reviewer",
     "default_permissions",
@@ -30,6 +30,8 @@ const KNOWN_TOP_LEVEL_KEYS: [&str; 14] = [
     "allowed_permission_profiles",
     "sandbox",
     "exec_policy",
+    // Read by the sandbox crate's environment policy, not here.
+    "shell_environment_policy",
 ];
 
 /// Where config comes from: the Airlock home and the user's home (for `~`).
@@ -213,6 +215,12 @@ impl AirlockConfig {
         let Some(value) = self.table.get("approval_policy") else {
             return Ok(AskForApproval::default());
         };
+        if let Some(problems) = granular_problems(value) {
+            return Err(self.error(
+                "approval_policy",
+                ConfigProblem::GranularFields { problems },
+            ));
+        }
         value.clone().try_into().map_err(|_| {
             self.error(
                 "approval_policy",
@@ -223,6 +231,36 @@ impl AirlockConfig {
             )
         })
     }
+}
+
+/// What is wrong with a `{ granular = { ... } }` value: missing required fields, unknown
+/// fields, non-boolean values (`None` when it is not a granular table or has no problem).
+fn granular_problems(value: &toml::Value) -> Option<String> {
+    const REQUIRED: [&str; 3] = ["sandbox_approval", "rules", "mcp_elicitations"];
+    const OPTIONAL: [&str; 2] = ["skill_approval", "request_permissions"];
+    let toml::Value::Table(fields) = value.as_table()?.get("granular")? else {
+        return Some("`granular` must be a table of booleans".to_owned());
+    };
+    let mut problems = Vec::new();
+    let missing: Vec<String> = REQUIRED
+        .iter()
+        .filter(|key| !fields.contains_key(**key))
+        .map(|key| format!("`{key}`"))
+        .collect();
+    if !missing.is_empty() {
+        problems.push(format!("missing {}", missing.join(", ")));
+    }
+    for (key, field) in fields {
+        if !REQUIRED.contains(&key.as_str()) && !OPTIONAL.contains(&key.as_str()) {
+            problems.push(format!("unknown field `{key}`"));
+        } else if !field.is_bool() {
+            problems.push(format!(
+                "`{key}` must be true or false, not {}",
+                field.type_str()
+            ));
+        }
+    }
+    (!problems.is_empty()).then(|| problems.join("; "))
 }
 
 /// Loads `$AIRLOCK_HOME/config.toml` (absent → embedded default) and applies `-c` overrides.

@@ -165,6 +165,12 @@ pub enum ConfigProblem {
         /// The allowed values, for the fix.
         allowed: &'static str,
     },
+    /// `approval_policy = { granular = {...} }` with missing, unknown or non-boolean fields.
+    #[error("invalid granular approval policy: {problems}")]
+    GranularFields {
+        /// What is wrong, e.g. "missing `rules`, `mcp_elicitations`".
+        problems: String,
+    },
     /// `~` used while `HOME` is unknown.
     #[error("cannot expand `~` in `{path}` because HOME is not set")]
     HomeUnset {
@@ -229,8 +235,9 @@ impl ConfigProblem {
             Self::GlobDepthTooSmall { .. } => "set glob_scan_max_depth to 1 or more, or remove it".to_owned(),
             Self::WritesOutsideWorkspace => "make the workspace root writable or drop the other write entries".to_owned(),
             Self::InvalidAccess { .. } => "use \"read\", \"write\" or \"deny\" (\"none\" is an old spelling of \"deny\")".to_owned(),
-            Self::WrongType { expected, .. } => format!("give a {expected}"),
+            Self::WrongType { expected, .. } => format!("give {expected}"),
             Self::InvalidValue { allowed, .. } => format!("use one of {allowed}"),
+            Self::GranularFields { .. } => "write approval_policy = { granular = { sandbox_approval = true, rules = true, mcp_elicitations = false } } (each true or false; skill_approval and request_permissions are optional)".to_owned(),
             Self::HomeUnset { .. } => "set HOME or write the path out in full".to_owned(),
             Self::ReservedId { id } => format!("rename the profile to `{}`", id.trim_start_matches(':')),
             Self::NotAllowed { allowed, .. } => format!("select one of: {allowed}"),

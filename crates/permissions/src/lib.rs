@@ -35,6 +35,7 @@ mod queries;
 mod read_deny;
 mod runtime;
 mod select;
+mod writable;
 
 pub use additional::effective_permission_profile;
 pub use additional::intersect_permission_profiles;
@@ -91,3 +92,4 @@ pub use runtime::network_sandbox_policy;
 pub use select::ProfileSource;
 pub use select::SelectedPermissions;
 pub use select::select_permission_profile;
+pub use writable::is_writable_under;

@@ -3,9 +3,10 @@
 //!
 //! Order: `-P ID`; `default_permissions`; with `allowed_permission_profiles` and no default,
 //! `:workspace` when both `:workspace` and `:read-only` are allowed; legacy `sandbox_mode`;
-//! `[permissions]` without a default is an error; no config file at all → `:workspace` (the
-//! embedded default); otherwise Codex's legacy default (`workspace-write` when the project has a
-//! trust decision, else `read-only`).
+//! `[permissions]` without a default is an error; otherwise — no config file, or one that
+//! selects nothing — `:workspace`, the embedded default (issue 17: only `sandbox_mode` selects
+//! the legacy mapping; Codex's trust-based `read-only` default would surprise a user who
+//! merely added, say, `[hooks]`).
 
 use std::path::Path;
 use std::path::PathBuf;
@@ -50,9 +51,7 @@ pub enum ProfileSource {
     AllowedProfilesDefault,
     /// Legacy `sandbox_mode`.
     LegacySandboxMode,
-    /// A config without any selection: Codex's legacy default for the project's trust.
-    LegacyDefault,
-    /// No config file: `:workspace`.
+    /// No config file, or one that selects no profile: `:workspace`.
     EmbeddedDefault,
 }
 
@@ -130,28 +129,20 @@ pub fn select_permission_profile(
             "default_permissions",
             ConfigProblem::PermissionsWithoutDefault,
         ));
-    } else if !config.file_exists {
+    } else {
         Some((
             WORKSPACE.to_owned(),
             ProfileSource::EmbeddedDefault,
             "default_permissions",
         ))
-    } else {
-        None
     };
 
     let Some((id, source, key)) = selection else {
-        let (mode, source) = match sandbox_mode {
-            Some(mode) => (mode, ProfileSource::LegacySandboxMode),
-            None if has_trust_decision(config, cwd) => {
-                (SandboxMode::WorkspaceWrite, ProfileSource::LegacyDefault)
-            }
-            None => (SandboxMode::ReadOnly, ProfileSource::LegacyDefault),
-        };
+        let mode = sandbox_mode.unwrap_or(SandboxMode::ReadOnly);
         let compiled = legacy_profile(config, mode, &mut warnings)?;
         return Ok(SelectedPermissions {
             compiled,
-            source,
+            source: ProfileSource::LegacySandboxMode,
             workspace_roots: vec![normalize_lexically(cwd)],
             warnings,
         });
@@ -237,19 +228,6 @@ fn sandbox_mode(config: &AirlockConfig) -> Result<Option<SandboxMode>> {
                 allowed: "\"read-only\", \"workspace-write\" or \"danger-full-access\"",
             },
         )
-    })
-}
-
-/// Whether `[projects."<cwd or an ancestor>"]` has a `trust_level` (trusted or untrusted).
-fn has_trust_decision(config: &AirlockConfig, cwd: &Path) -> bool {
-    let Some(toml::Value::Table(projects)) = config.table.get("projects") else {
-        return false;
-    };
-    cwd.ancestors().any(|dir| {
-        projects
-            .get(dir.to_string_lossy().as_ref())
-            .and_then(|project| project.get("trust_level"))
-            .is_some()
     })
 }
 

@@ -5,7 +5,8 @@
 //!
 //! Steps, in order: start from `inherit` (`all` — the default —, `core`, or `none`);
 //! unless `ignore_default_excludes = true`, drop names matching `*KEY*`, `*SECRET*`,
-//! `*TOKEN*`, `*PASSWORD*`, `*CREDENTIAL*`; drop names matching any `exclude` pattern;
+//! `*TOKEN*`, `*PASSWORD*`, `*CREDENTIAL*`, and `BASH_ENV` and `ENV` (files a
+//! non-interactive bash or a POSIX shell sources at start, issue 17); drop names matching any `exclude` pattern;
 //! add every `set` pair; finally, if `include_only` is non-empty, keep only names
 //! matching one of its patterns. Patterns are wildcards (`*` any run of characters,
 //! `?` one character) matched case-insensitively against the whole name. A small
@@ -20,9 +21,18 @@ pub const CORE_VARIABLES: [&str; 9] = [
     "HOME", "LOGNAME", "PATH", "SHELL", "USER", "USERNAME", "TMPDIR", "TEMP", "TMP",
 ];
 
-/// Patterns dropped unless `ignore_default_excludes = true`.
-pub const DEFAULT_EXCLUDES: [&str; 5] =
-    ["*KEY*", "*SECRET*", "*TOKEN*", "*PASSWORD*", "*CREDENTIAL*"];
+/// Patterns dropped unless `ignore_default_excludes = true`: secret-looking names, and the
+/// start-up files of shells (`BASH_ENV` for non-interactive bash, `ENV` for `sh -i` and
+/// POSIX-mode shells), which would run code the policy layer never saw.
+pub const DEFAULT_EXCLUDES: [&str; 7] = [
+    "*KEY*",
+    "*SECRET*",
+    "*TOKEN*",
+    "*PASSWORD*",
+    "*CREDENTIAL*",
+    "BASH_ENV",
+    "ENV",
+];
 
 /// What to start from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -246,6 +256,21 @@ mod tests {
     fn default_drops_secret_looking_names_case_insensitively() {
         let out = policy("").apply(vars(PARENT));
         assert_eq!(names(&out), ["HOME", "LANG", "PATH"]);
+    }
+
+    #[test]
+    fn shell_start_up_files_are_dropped_by_default() {
+        let parent = vars(&[
+            ("BASH_ENV", "/tmp/x"),
+            ("ENV", "/tmp/y"),
+            ("ENVIRONMENT", "prod"),
+        ]);
+        assert_eq!(names(&policy("").apply(parent.clone())), ["ENVIRONMENT"]);
+        let kept = policy("[shell_environment_policy]\nignore_default_excludes = true\n");
+        assert_eq!(
+            names(&kept.apply(parent)),
+            ["BASH_ENV", "ENV", "ENVIRONMENT"]
+        );
     }
 
     #[test]

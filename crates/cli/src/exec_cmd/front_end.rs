@@ -15,13 +15,18 @@ use super::prompt;
 
 /// Answers the events of `approvals` until the channel closes. Holds the session weakly:
 /// the channel's sender lives in the session, so it closes when the session is dropped.
-pub async fn serve(approvals: Weak<ApprovalSession>, mut events: UnboundedReceiver<ApprovalEvent>) {
+pub async fn serve(
+    approvals: Weak<ApprovalSession>,
+    mut events: UnboundedReceiver<ApprovalEvent>,
+    context: prompt::PromptContext,
+) {
     while let Some(event) = events.recv().await {
         match event {
             ApprovalEvent::ExecApprovalRequest(request) => {
                 let id = request.effective_approval_id().to_owned();
                 let turn_id = request.turn_id.clone();
-                let decision = tokio::task::spawn_blocking(move || prompt::ask(&request))
+                let context = context.clone();
+                let decision = tokio::task::spawn_blocking(move || prompt::ask(&request, &context))
                     .await
                     .unwrap_or(ReviewDecision::Abort);
                 if let Some(approvals) = approvals.upgrade() {

@@ -1,11 +1,18 @@
 //! The interactive approval prompt of `airlock exec` (spec 10 §CLI "Interactive approval"):
-//! shows the command, cwd, reason, retry reason and proposed prefix rule on stderr, then reads
-//! one key from the terminal on stdin: `y` approve, `a` approve for the session, `p` approve
-//! and save the proposed prefix rule, `n` deny with an optional reason, `Esc` / `Ctrl-C` abort.
+//! shows the command, cwd, justification, reason or retry reason, and the proposed prefix
+//! rule with the file it would be saved to, on stderr, then reads one key from the terminal
+//! on stdin: `y` approve, `a` approve for the session, `p` approve and save the proposed
+//! prefix rule, `n` deny with an optional reason, `Esc` / `Ctrl-C` abort.
+//!
+//! Everything shown comes from the agent or its command and goes through
+//! [`crate::terminal_text::safe`] (issue 17 item 7): no control or invisible character
+//! reaches the terminal, and long padding is collapsed.
 
 use std::io::BufRead as _;
 use std::io::Read as _;
 use std::io::Write as _;
+
+use std::path::PathBuf;
 
 use airlock_approval::ExecApprovalRequestEvent;
 use airlock_protocol::ReviewDecision;
@@ -24,14 +31,23 @@ const CTRL_D: u8 = 0x04;
 /// The suffix the orchestrator gives the approval id of a retry.
 const RETRY_SUFFIX: &str = ":retry";
 
+/// What the prompt shows besides the request: facts the front end knows.
+#[derive(Debug, Clone, Default)]
+pub struct PromptContext {
+    /// `--justification`, shown as given (escaped).
+    pub justification: Option<String>,
+    /// Where `p` saves the proposed prefix rule (`$AIRLOCK_HOME/rules/default.rules`).
+    pub rules_file: Option<PathBuf>,
+}
+
 /// Shows `request` and returns the person's decision. Only offered decisions are returned,
 /// plus `denied` and `abort`, which are always acceptable (they only tighten). A terminal
 /// that cannot be read (end of input, an I/O error) aborts.
-pub fn ask(request: &ExecApprovalRequestEvent) -> ReviewDecision {
+pub fn ask(request: &ExecApprovalRequestEvent, context: &PromptContext) -> ReviewDecision {
     let offered = request.decisions();
     let mut err = std::io::stderr().lock();
     // Output errors are not decisions: the key read below still decides.
-    let _ = err.write_all(render(request, &offered).as_bytes());
+    let _ = err.write_all(render(request, &offered, context).as_bytes());
     let _ = err.flush();
     loop {
         let key = match read_key() {
@@ -71,25 +87,50 @@ pub fn decision_for_key(key: u8, offered: &[ReviewDecision]) -> Option<ReviewDec
 }
 
 /// The prompt text: the facts, then the keys (spec 10 §CLI "show the command, cwd, reason,
-/// retry reason, proposed amendment and the available decisions").
-pub fn render(request: &ExecApprovalRequestEvent, offered: &[ReviewDecision]) -> String {
+/// retry reason, proposed amendment and the available decisions"). Every value is escaped.
+pub fn render(
+    request: &ExecApprovalRequestEvent,
+    offered: &[ReviewDecision],
+    context: &PromptContext,
+) -> String {
+    use crate::terminal_text::safe;
     let command = shlex::try_join(request.command.iter().map(String::as_str))
         .unwrap_or_else(|_| request.command.join(" "));
     let mut text = String::from("\nairlock: approval needed\n");
-    text.push_str(&format!("  command: {command}\n"));
-    text.push_str(&format!("  cwd:     {}\n", request.cwd.display()));
+    text.push_str(&format!("  command: {}\n", safe(&command)));
+    text.push_str(&format!(
+        "  cwd:     {}\n",
+        safe(&request.cwd.display().to_string())
+    ));
+    if let Some(justification) = &context.justification {
+        text.push_str(&format!("  justification: {}\n", safe(justification)));
+    }
     if let Some(reason) = &request.reason {
-        let label = if request.effective_approval_id().ends_with(RETRY_SUFFIX) {
-            "retry reason"
-        } else {
-            "reason"
-        };
-        text.push_str(&format!("  {label}: {reason}\n"));
+        let retry = request.effective_approval_id().ends_with(RETRY_SUFFIX);
+        // Without a retry or policy reason the request carries the justification again.
+        if retry || context.justification.as_deref() != Some(reason.as_str()) {
+            let label = if retry { "retry reason" } else { "reason" };
+            text.push_str(&format!("  {label}: {}\n", safe(reason)));
+        }
     }
     if let Some(amendment) = &request.proposed_execpolicy_amendment {
-        let prefix = shlex::try_join(amendment.command.iter().map(String::as_str))
-            .unwrap_or_else(|_| amendment.command.join(" "));
-        text.push_str(&format!("  proposed prefix rule: {prefix}\n"));
+        let pattern: Vec<String> = amendment
+            .command
+            .iter()
+            .map(|word| format!("{word:?}"))
+            .collect();
+        text.push_str(&format!(
+            "  proposed rule: {}\n",
+            safe(&format!(
+                "prefix_rule(pattern=[{}], decision=\"allow\")",
+                pattern.join(", ")
+            ))
+        ));
+        let place = context.rules_file.as_ref().map_or_else(
+            || "not saved (no rules file)".to_owned(),
+            |file| format!("saved to {} if you press p", file.display()),
+        );
+        text.push_str(&format!("                 {}\n", safe(&place)));
     }
     text.push_str(&format!("  {}\n> ", key_help(offered)));
     text

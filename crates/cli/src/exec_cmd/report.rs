@@ -7,10 +7,14 @@ use airlock_core::CallOutcome;
 use airlock_core::orchestrator::AttemptPhase;
 use airlock_execpolicy::RuleMatch;
 use airlock_protocol::ExecApprovalRequirement;
+use airlock_sandbox::SandboxType;
 
 /// A few lines per layer, on stderr after the command.
 pub fn render(record: &AuditRecord) -> String {
-    let mut out = String::from("airlock: policy layer\n");
+    let mut out = format!(
+        "airlock: call {} (airlock explain --from-log {})\nairlock: policy layer\n",
+        record.call_id, record.call_id
+    );
     if let Some(policy) = &record.policy {
         for verdict in &policy.matched_rules {
             let _ = writeln!(
@@ -29,7 +33,16 @@ pub fn render(record: &AuditRecord) -> String {
         }
     }
     if let Some(requirement) = &record.trace.requirement {
-        let _ = writeln!(out, "  requirement: {}", describe_requirement(requirement));
+        let unconfined = record
+            .trace
+            .attempts
+            .first()
+            .is_some_and(|attempt| attempt.sandbox == SandboxType::None);
+        let _ = writeln!(
+            out,
+            "  requirement: {}",
+            describe_requirement(requirement, unconfined)
+        );
     }
     out.push_str("airlock: approval layer\n");
     for approval in &record.trace.approvals {
@@ -141,11 +154,16 @@ fn describe_matches(matches: &[RuleMatch], known_safe: bool) -> String {
     }
 }
 
-fn describe_requirement(requirement: &ExecApprovalRequirement) -> String {
+/// The requirement in words; `unconfined` = the first attempt actually ran without a
+/// sandbox (a profile without one), so "run in the sandbox" would be false (issue 17).
+fn describe_requirement(requirement: &ExecApprovalRequirement, unconfined: bool) -> String {
     match requirement {
         ExecApprovalRequirement::Skip { bypass_sandbox, .. } => {
             if *bypass_sandbox {
                 "skip approval, first attempt may bypass the sandbox".to_owned()
+            } else if unconfined {
+                "skip approval; no sandbox (the permission profile does not confine commands)"
+                    .to_owned()
             } else {
                 "skip approval, run in the sandbox".to_owned()
             }
@@ -166,6 +184,9 @@ fn serde_label<T: serde::Serialize>(value: &T) -> String {
         .unwrap_or_default()
 }
 
+/// Shell words, escaped for the terminal ([`crate::terminal_text::safe`]).
 fn join(words: &[String]) -> String {
-    shlex::try_join(words.iter().map(String::as_str)).unwrap_or_else(|_| words.join(" "))
+    crate::terminal_text::safe(
+        &shlex::try_join(words.iter().map(String::as_str)).unwrap_or_else(|_| words.join(" ")),
+    )
 }

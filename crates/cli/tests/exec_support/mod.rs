@@ -28,20 +28,22 @@ use airlock_protocol::ReviewDecision;
 use tempfile::TempDir;
 
 pub mod outcome;
+pub mod outside;
 
 /// The `airlock` binary (also the Linux sandbox helper).
 pub fn airlock_bin() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_airlock"))
 }
 
-/// Folders for one test, all under `target/tmp` (not under `/tmp`, which `:workspace` makes
-/// writable): `home` ($AIRLOCK_HOME), `ws` (the workspace, a git repository is not needed),
-/// `outside` (a directory outside every writable root), `scripts`.
+/// Folders for one test under `target/tmp`: `home` ($AIRLOCK_HOME), `ws` (the workspace, a git
+/// repository is not needed), `scripts`; and `outside`, a fresh directory outside every
+/// writable root of `:workspace` chosen by [`outside::outside_dir`] (`target/tmp` itself is
+/// writable when the clone is under `/tmp`). All are removed on drop.
 pub struct Dirs {
     _root: TempDir,
+    outside_dir: Option<TempDir>,
     pub home: PathBuf,
     pub ws: PathBuf,
-    pub outside: PathBuf,
     pub scripts: PathBuf,
 }
 
@@ -52,27 +54,33 @@ impl Dirs {
             .tempdir_in(env!("CARGO_TARGET_TMPDIR"))
             .unwrap();
         let path = root.path().to_path_buf();
-        let dirs = Self {
+        let ws = path.join("ws");
+        for dir in ["home", "ws", "scripts"] {
+            std::fs::create_dir_all(path.join(dir)).unwrap();
+        }
+        Self {
             home: path.join("home"),
-            ws: path.join("ws"),
-            outside: path.join("outside"),
+            outside_dir: outside::outside_dir(&ws),
+            ws,
             scripts: path.join("scripts"),
             _root: root,
-        };
-        for dir in [&dirs.home, &dirs.ws, &dirs.outside, &dirs.scripts] {
-            std::fs::create_dir_all(dir).unwrap();
         }
-        dirs
     }
 
-    /// A path in the outside directory, as a string.
-    pub fn outside_file(&self, name: &str) -> String {
-        self.outside.join(name).display().to_string()
+    /// The outside directory; `None` (after a loud "SKIPPED" on stderr) when this machine has
+    /// none, and the test should return early.
+    pub fn outside(&self) -> Option<&Path> {
+        self.outside_dir.as_ref().map(TempDir::path)
     }
 
-    /// Writes `$AIRLOCK_HOME/config.toml`, selecting `:workspace` unless `text` selects a
-    /// profile (a config file without a selection means Codex's legacy default, `:read-only`
-    /// for an untrusted project, spec 04).
+    /// A path in the outside directory, as a string (`None` as for [`Self::outside`]).
+    pub fn outside_file(&self, name: &str) -> Option<String> {
+        self.outside()
+            .map(|dir| dir.join(name).display().to_string())
+    }
+
+    /// Writes `$AIRLOCK_HOME/config.toml`, selecting `:workspace` explicitly unless `text`
+    /// selects a profile.
     pub fn config(&self, text: &str) {
         let selection = if text.contains("default_permissions") {
             ""
@@ -165,11 +173,14 @@ impl Dirs {
     }
 
     /// `[permissions.secretive]`: `:workspace` plus a deny-read of `outside/secret`, selected
-    /// by default.
+    /// by default. Without an outside directory the denied path is a missing one in the
+    /// workspace's parent.
     pub fn deny_read_profile_toml(&self) -> String {
+        let secret = self
+            .outside_file("secret")
+            .unwrap_or_else(|| self.scripts.join("secret").display().to_string());
         format!(
-            "default_permissions = \"secretive\"\n[permissions.secretive]\nextends = \":workspace\"\n[permissions.secretive.filesystem]\n{:?} = \"deny\"\n",
-            self.outside.join("secret").display().to_string()
+            "default_permissions = \"secretive\"\n[permissions.secretive]\nextends = \":workspace\"\n[permissions.secretive.filesystem]\n{secret:?} = \"deny\"\n"
         )
     }
 

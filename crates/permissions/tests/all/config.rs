@@ -211,22 +211,22 @@ fn legacy_modes() {
         select("sandbox_mode = \"danger-full-access\"\n", None, "/ws").materialized(),
         PermissionProfile::Disabled
     );
-    let selected = select("approval_policy = \"never\"\n", None, "/ws");
-    assert_eq!(selected.source, ProfileSource::LegacyDefault);
-    assert_eq!(
-        entries(&selected.materialized()),
-        vec![special(
-            FileSystemSpecialPath::Root,
-            FileSystemAccessMode::Read
-        )]
-    );
-    // A trust decision for the project (or an ancestor) makes the default workspace-write.
-    let trusted = "[projects.\"/home\"]\ntrust_level = \"untrusted\"\n";
-    let profile = select(trusted, None, "/home/u/p").materialized();
-    assert!(entries(&profile).contains(&FileSystemSandboxEntry::path(
-        "/home/u/p",
-        FileSystemAccessMode::Write
-    )));
+    // A config that selects no profile keeps the embedded default, whatever the project's
+    // trust (issue 17: only `sandbox_mode` selects the legacy mapping).
+    for text in [
+        "approval_policy = \"never\"\n",
+        "[projects.\"/home\"]\ntrust_level = \"untrusted\"\n",
+    ] {
+        let selected = select(text, None, "/home/u/p");
+        assert_eq!(selected.source, ProfileSource::EmbeddedDefault, "{text}");
+        assert_eq!(selected.compiled.active.id, ":workspace");
+        assert!(
+            entries(&selected.materialized()).contains(&FileSystemSandboxEntry::path(
+                "/home/u/p",
+                FileSystemAccessMode::Write
+            ))
+        );
+    }
 
     let text = "sandbox_mode = \"workspace-write\"\n[sandbox_workspace_write]\nwritable_roots = [\"/x\", \"~/y\", \"rel\"]\nnetwork_access = true\nexclude_slash_tmp = true\n";
     let selected = select(text, None, "/ws");

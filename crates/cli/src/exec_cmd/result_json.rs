@@ -1,0 +1,36 @@
+//! `airlock exec --json`: one result object on stdout, so a caller never has to guess what a
+//! 125 (or a 1) meant (issue 17 item 6).
+//!
+//! Shape: `{"status", "exit_code", "message"?, "call_id"?, "stdout"?, "stderr"?, "record"?}`.
+//! `status` is `ran` (the command ran; `exit_code` is its status), `sandbox_denied` (the
+//! sandbox blocked it and it was not retried), `refused` (Airlock refused: forbidden, denied,
+//! timed out, aborted, unusable configuration; 125), `error` (it could not be run confined;
+//! 125), `command_not_found` (127) or `not_executable` (126). `exit_code` is what `airlock`
+//! exits with. `record` is the audit record of the call (decision trace: policy evaluation,
+//! requirement, approvals, attempts with their sandbox type and exit code, retry reason,
+//! outcome), absent when the call never reached the orchestrator.
+
+use serde_json::Value;
+use serde_json::json;
+
+use super::Finished;
+
+/// The object, on one line.
+pub(super) fn render(finished: &Finished) -> String {
+    let mut object = json!({
+        "status": finished.status,
+        "exit_code": finished.code,
+    });
+    if let Some(message) = &finished.message {
+        object["message"] = Value::from(message.as_str());
+    }
+    if let Some(record) = &finished.record {
+        object["call_id"] = Value::from(record.call_id.as_str());
+        object["record"] = serde_json::to_value(record).unwrap_or(Value::Null);
+    }
+    if let Some(output) = &finished.output {
+        object["stdout"] = Value::from(output.stdout.as_str());
+        object["stderr"] = Value::from(output.stderr.as_str());
+    }
+    object.to_string()
+}
