@@ -196,6 +196,18 @@ async fn run_exec(args: ExecArgs) -> Result<u8, Refusal> {
     warnings::install();
     let command = airlock_shell::argv_from_os(args.command.iter().cloned())
         .map_err(|error| Refusal(format!("invalid command: {error}")))?;
+    // An `apply_patch` call goes through the patch path, never runs as a command (spec 11).
+    match airlock_patch::maybe_parse_apply_patch(&command) {
+        airlock_patch::ApplyPatchInvocation::Patch { patch, workdir } => {
+            return Ok(crate::apply_patch_cmd::apply(patch_settings(&args), patch, workdir).await);
+        }
+        airlock_patch::ApplyPatchInvocation::Implicit => {
+            return Err(Refusal(
+                airlock_patch::IMPLICIT_INVOCATION_MESSAGE.to_owned(),
+            ));
+        }
+        airlock_patch::ApplyPatchInvocation::NotApplyPatch => {}
+    }
     let cwd = working_directory(args.cd.as_deref())?;
     let env = ConfigEnv::from_process();
     let config = load_config(&env, &args.overrides)?;
@@ -297,6 +309,30 @@ async fn run_exec(args: ExecArgs) -> Result<u8, Refusal> {
         eprint!("{}", report::render(&outcome.record));
     }
     exit_status(&outcome.result, &outcome.record)
+}
+
+/// The `apply-patch` settings of an `exec` call routed to the patch path.
+fn patch_settings(args: &ExecArgs) -> crate::apply_patch_cmd::PatchSettings {
+    crate::apply_patch_cmd::PatchSettings {
+        approval: if args.yolo {
+            Some(AskForApproval::Never)
+        } else {
+            args.approval.map(PolicyArg::policy)
+        },
+        profile: if args.yolo {
+            Some(DANGER_FULL_ACCESS.to_owned())
+        } else {
+            args.profile.clone()
+        },
+        cd: args.cd.clone(),
+        rules: args.rules.clone(),
+        reviewer: args.reviewer.map(|reviewer| match reviewer {
+            ReviewerArg::User => ApprovalsReviewer::User,
+            ReviewerArg::AutoReview => ApprovalsReviewer::AutoReview,
+        }),
+        strict_auto_review: args.strict_auto_review,
+        overrides: args.overrides.clone(),
+    }
 }
 
 /// The exit status of a finished call (spec 10 §CLI).

@@ -7,7 +7,9 @@
 //!   default requirement and the first-attempt sandbox override (spec 03, spec 07);
 //! - the **exec-policy manager** ([`exec_policy_manager`]): which `.rules` files are in
 //!   use and what happens when one fails to load (fail closed, spec 02);
-//! - the orchestrator, sessions and the audit log (spec 07, spec 10).
+//! - the orchestrator, sessions and the audit log (spec 07, spec 10);
+//! - the `apply_patch` tool's safety assessment, sandboxed runtime and atomic writer
+//!   ([`apply_patch`], spec 11; the patch language itself is crate `airlock-patch`).
 //!
 //! Must not: spawn processes outside the orchestrator, or widen anything a previous step
 //! decided (spec README invariant 1).
@@ -17,6 +19,7 @@
 pub mod exec_policy_manager;
 pub mod requirement;
 
+pub mod apply_patch;
 pub mod audit;
 mod audit_time;
 pub mod orchestrator;
@@ -40,6 +43,8 @@ pub use orchestrator::{
     ToolError, ToolOrchestrator,
 };
 pub use process::OutputMode;
-pub use session::{Session, SessionOptions, ShellCall, ShellCallOutcome};
+pub use session::{
+    PatchCall, PatchCallOutcome, PatchResult, Session, SessionOptions, ShellCall, ShellCallOutcome,
+};
 pub use session_config::SessionConfig;
 pub use shell_runtime::{ShellRequest, ShellRuntime};

@@ -1,0 +1,100 @@
+//! The child side of `apply_patch`: the hidden `airlock __apply-patch` subcommand, run inside
+//! the sandbox with the request on stdin (spec 11 §Enforcement).
+//!
+//! The child verifies the patch again against the files *as the sandbox shows them*, checks
+//! that the result is exactly what was approved, and applies it with [`write_atomically`].
+
+use std::io::Read as _;
+use std::path::Path;
+use std::path::PathBuf;
+
+use airlock_patch::ReadFile;
+use airlock_patch::VerifiedChange;
+use airlock_patch::verify_patch;
+use serde::Deserialize;
+use serde::Serialize;
+
+use super::write::write_atomically;
+
+/// The hidden subcommand that applies a patch (dispatched before argument parsing).
+pub const APPLY_PATCH_HELPER_SUBCOMMAND: &str = "__apply-patch";
+
+/// Most bytes the child accepts on stdin: 64 MiB (a patch and its approved changes).
+pub const MAX_HELPER_REQUEST_BYTES: u64 = 64 << 20;
+
+/// What the parent sends on the child's stdin, as JSON.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct HelperRequest {
+    /// The directory the patch's relative paths resolve against.
+    pub cwd: PathBuf,
+    /// The patch text.
+    pub patch: String,
+    /// The changes the reviewer saw; the child refuses to write anything else.
+    pub changes: Vec<VerifiedChange>,
+}
+
+/// Reads files from the host (in the child: through the sandbox's view).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct HostFiles;
+
+impl ReadFile for HostFiles {
+    fn read_file(&self, path: &Path) -> std::io::Result<Vec<u8>> {
+        std::fs::read(path)
+    }
+}
+
+/// What the child prints and exits with.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HelperOutcome {
+    /// 0 applied, 1 failed (nothing changed unless the message says otherwise).
+    pub exit_code: u8,
+    /// The success summary (`Success. Updated the following files:` …).
+    pub stdout: String,
+    /// The error, one paragraph.
+    pub stderr: String,
+}
+
+/// Runs the child with `input` as its stdin.
+pub fn run_helper(input: &mut dyn std::io::Read) -> HelperOutcome {
+    let mut bytes = Vec::new();
+    if let Err(error) = input.take(MAX_HELPER_REQUEST_BYTES).read_to_end(&mut bytes) {
+        return failed(format!("apply_patch: cannot read the request: {error}"));
+    }
+    let request: HelperRequest = match serde_json::from_slice(&bytes) {
+        Ok(request) => request,
+        Err(error) => return failed(format!("apply_patch: invalid request: {error}")),
+    };
+    apply_request(&request)
+}
+
+/// Verifies and applies one request (the body of [`run_helper`]).
+#[must_use]
+pub fn apply_request(request: &HelperRequest) -> HelperOutcome {
+    let verified = match verify_patch(&request.patch, &request.cwd, &HostFiles) {
+        Ok(verified) => verified,
+        Err(error) => return failed(format!("apply_patch verification failed: {error}")),
+    };
+    if verified.changes != request.changes {
+        return failed(
+            "apply_patch: the files changed after the patch was verified; nothing was changed \
+             (verify the patch again)"
+                .to_owned(),
+        );
+    }
+    match write_atomically(&verified.final_writes) {
+        Ok(()) => HelperOutcome {
+            exit_code: 0,
+            stdout: verified.summary(),
+            stderr: String::new(),
+        },
+        Err(error) => failed(format!("apply_patch: {error}")),
+    }
+}
+
+fn failed(message: String) -> HelperOutcome {
+    HelperOutcome {
+        exit_code: 1,
+        stdout: String::new(),
+        stderr: format!("{message}\n"),
+    }
+}

@@ -1,0 +1,212 @@
+//! Before anything is asked: protected-metadata and deny-read refusals, then the safety
+//! assessment that gives the call its requirement (spec 11 §Verification and §Safety
+//! assessment; reference `apply-patch.md` §A6, `orchestrator-and-approvals.md` §9).
+
+use std::path::Path;
+use std::path::PathBuf;
+
+use airlock_patch::Hunk;
+use airlock_patch::ParsedPatch;
+use airlock_patch::normalize_lexically;
+use airlock_permissions::ENFORCED_PROTECTED_NAMES;
+use airlock_permissions::FileSystemPolicyQueries;
+use airlock_permissions::ReadDenyMatcher;
+use airlock_permissions::ResolveContext;
+use airlock_permissions::to_legacy_sandbox_policy;
+use airlock_protocol::AskForApproval;
+use airlock_protocol::ExecApprovalRequirement;
+use airlock_protocol::FileSystemAccessMode;
+use airlock_protocol::FileSystemSandboxKind;
+use airlock_protocol::FileSystemSandboxPolicy;
+use airlock_protocol::PermissionProfile;
+use airlock_protocol::SandboxPolicy;
+
+/// Reject reason under a read-only profile (reference §A6).
+pub const READ_ONLY_REJECT_REASON: &str =
+    "writing is blocked by read-only sandbox; rejected by user approval settings";
+/// Reject reason under every other profile (reference §A6).
+pub const OUTSIDE_PROJECT_REJECT_REASON: &str =
+    "writing outside of the project; rejected by user approval settings";
+/// What the model sees before a patch reject reason (reference §A6).
+pub const PATCH_REJECTED_PREFIX: &str = "patch rejected: ";
+
+/// The policy facts the checks need: the materialised profile, its filesystem policy, the
+/// directory its entries resolve against, and the workspace roots.
+#[derive(Debug, Clone, Copy)]
+pub struct PatchPolicy<'a> {
+    /// The profile materialised against the workspace roots.
+    pub permissions: &'a PermissionProfile,
+    /// Its filesystem policy.
+    pub fs_policy: &'a FileSystemSandboxPolicy,
+    /// The environment's cwd (symbolic entries resolve against it).
+    pub policy_cwd: &'a Path,
+    /// The workspace roots.
+    pub workspace_roots: &'a [PathBuf],
+}
+
+/// Every absolute path a parsed patch names (sources and move destinations), as written and
+/// resolved against `cwd`.
+#[must_use]
+pub fn named_paths(parsed: &ParsedPatch, cwd: &Path) -> Vec<(String, PathBuf)> {
+    let mut out = Vec::new();
+    for hunk in &parsed.hunks {
+        out.push((
+            hunk.path().display().to_string(),
+            normalize_lexically(cwd, hunk.path()),
+        ));
+        if let Hunk::UpdateFile {
+            move_path: Some(dest),
+            ..
+        } = hunk
+        {
+            out.push((dest.display().to_string(), normalize_lexically(cwd, dest)));
+        }
+    }
+    out
+}
+
+/// The refusal for a patch that names protected metadata or a path the profile denies
+/// reading, checked on the parsed patch before any file is read (spec 11 §Verification).
+///
+/// Protected metadata: any `.git` component (the repository's and every nested repository's
+/// `.git`), and `.codex`, `.agents`, `.aws`, `.airlock` at the top of a writable root, a
+/// workspace root or the cwd ([`ENFORCED_PROTECTED_NAMES`]).
+#[must_use]
+pub fn refusal_before_reading(
+    paths: &[(String, PathBuf)],
+    policy: &PatchPolicy<'_>,
+) -> Option<String> {
+    let ctx = ResolveContext::new(policy.policy_cwd);
+    let mut roots: Vec<PathBuf> = policy
+        .fs_policy
+        .get_writable_roots(&ctx)
+        .into_iter()
+        .map(|root| root.root)
+        .collect();
+    roots.extend(policy.workspace_roots.iter().cloned());
+    roots.push(policy.policy_cwd.to_path_buf());
+    let denied = ReadDenyMatcher::new(policy.fs_policy, &ctx);
+    for (display, path) in paths {
+        if let Some(name) = protected_name(path, &roots) {
+            return Some(format!(
+                "refusing to write {display}: '{name}' is protected metadata that a patch never \
+                 writes (it could make later commands run outside the sandbox); change it yourself \
+                 outside the agent"
+            ));
+        }
+        if denied.is_read_denied(path) {
+            return Some(format!(
+                "refusing {display}: the permission profile denies reading it, so apply_patch \
+                 neither reads nor shows it"
+            ));
+        }
+    }
+    None
+}
+
+fn protected_name(path: &Path, roots: &[PathBuf]) -> Option<String> {
+    if path.components().any(|part| part.as_os_str() == ".git") {
+        return Some(".git".to_owned());
+    }
+    roots.iter().find_map(|root| {
+        let first = path.strip_prefix(root).ok()?.components().next()?;
+        let name = first.as_os_str().to_str()?;
+        ENFORCED_PROTECTED_NAMES
+            .contains(&name)
+            .then(|| name.to_owned())
+    })
+}
+
+/// The requirement of a verified patch and the directories an approved outside write adds
+/// as writable (spec 11 §Safety assessment and §Enforcement).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PatchAssessment {
+    /// `Skip { bypass_sandbox: false }`, `NeedsApproval` or `Forbidden` (reason prefixed with
+    /// `patch rejected: `).
+    pub requirement: ExecApprovalRequirement,
+    /// The parent directory of every target that is not writable under the profile, without
+    /// repeats: added as writable for the (still sandboxed) attempt once approved.
+    pub extra_writable_dirs: Vec<PathBuf>,
+}
+
+/// Reference §A6 `assess_patch_safety` for the affected absolute `paths` (never empty; an
+/// empty patch fails verification earlier): `untrusted` → `NeedsApproval`; every path
+/// writable and (the profile needs no sandbox, or `platform_sandbox`) → `Skip`; otherwise
+/// `Forbidden` under `never` / granular `sandbox_approval = false`, else `NeedsApproval`.
+#[must_use]
+pub fn assess_patch_safety(
+    paths: &[PathBuf],
+    approval_policy: AskForApproval,
+    policy: &PatchPolicy<'_>,
+    platform_sandbox: bool,
+) -> PatchAssessment {
+    let ctx = ResolveContext::new(policy.policy_cwd);
+    let mut extra_writable_dirs: Vec<PathBuf> = Vec::new();
+    for path in paths {
+        if !is_writable(policy.fs_policy, &ctx, path)
+            && let Some(parent) = path.parent()
+            && !extra_writable_dirs.iter().any(|dir| dir == parent)
+        {
+            extra_writable_dirs.push(parent.to_path_buf());
+        }
+    }
+    let rejects = match approval_policy {
+        AskForApproval::Never => true,
+        AskForApproval::Granular(granular) => !granular.allows_sandbox_approval(),
+        AskForApproval::UnlessTrusted | AskForApproval::OnRequest => false,
+    };
+    let ask = ExecApprovalRequirement::NeedsApproval {
+        reason: None,
+        proposed_execpolicy_amendment: None,
+    };
+    let reject = || ExecApprovalRequirement::Forbidden {
+        reason: format!("{PATCH_REJECTED_PREFIX}{}", reject_reason(policy)),
+    };
+    let requirement = if approval_policy == AskForApproval::UnlessTrusted {
+        ask
+    } else if extra_writable_dirs.is_empty() {
+        let unsandboxed = matches!(
+            policy.permissions,
+            PermissionProfile::Disabled | PermissionProfile::External { .. }
+        );
+        if unsandboxed || platform_sandbox {
+            ExecApprovalRequirement::Skip {
+                bypass_sandbox: false,
+                proposed_execpolicy_amendment: None,
+            }
+        } else if rejects {
+            reject()
+        } else {
+            ask
+        }
+    } else if rejects {
+        reject()
+    } else {
+        ask
+    };
+    PatchAssessment {
+        requirement,
+        extra_writable_dirs,
+    }
+}
+
+/// Writable under the profile: everything for unrestricted / external filesystems; otherwise
+/// the path resolves to `write` and lies in a writable root outside its read-only subpaths
+/// (lexical, no symlink resolution: reference §A6; the sandbox judges links).
+fn is_writable(fs_policy: &FileSystemSandboxPolicy, ctx: &ResolveContext, path: &Path) -> bool {
+    if fs_policy.kind != FileSystemSandboxKind::Restricted {
+        return true;
+    }
+    fs_policy.resolve_access(path, ctx) == FileSystemAccessMode::Write
+        && fs_policy
+            .get_writable_roots(ctx)
+            .iter()
+            .any(|root| root.is_path_writable(path))
+}
+
+fn reject_reason(policy: &PatchPolicy<'_>) -> &'static str {
+    match to_legacy_sandbox_policy(policy.permissions, policy.policy_cwd) {
+        Ok(SandboxPolicy::ReadOnly { .. }) => READ_ONLY_REJECT_REASON,
+        _ => OUTSIDE_PROJECT_REJECT_REASON,
+    }
+}
