@@ -1,0 +1,174 @@
+//! The per-file session cache (spec 11 §Approval): a later patch touching a subset of the
+//! approved files is not asked again; one adding a new file is.
+
+use std::fs;
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::Mutex;
+
+use airlock_approval::ApprovalConfig;
+use airlock_approval::ApprovalEvent;
+use airlock_core::ExecPolicyManager;
+use airlock_core::OutputMode;
+use airlock_core::PatchCall;
+use airlock_core::PatchResult;
+use airlock_core::SandboxSettings;
+use airlock_core::Session;
+use airlock_core::SessionOptions;
+use airlock_core::ToolEnvironment;
+use airlock_protocol::ApprovalsReviewer;
+use airlock_protocol::AskForApproval;
+use airlock_protocol::ReviewDecision;
+use pretty_assertions::assert_eq;
+
+use crate::exec_support::Dirs;
+use crate::exec_support::airlock_bin;
+use crate::support::patch;
+
+/// The file names each patch prompt showed, in order.
+type Prompts = Arc<Mutex<Vec<Vec<String>>>>;
+
+/// A session whose scripted user answers every patch prompt `approved_for_session` and records
+/// the paths it was shown.
+fn session(dirs: &Dirs) -> (Arc<Session>, Prompts) {
+    let (events_tx, mut events_rx) = tokio::sync::mpsc::unbounded_channel();
+    let session = Arc::new(Session::new(
+        SessionOptions {
+            session_id: "session-1".to_owned(),
+            approval_policy: AskForApproval::OnRequest,
+            approvals_reviewer: ApprovalsReviewer::User,
+            strict_auto_review: false,
+            environment: ToolEnvironment {
+                environment_id: None,
+                cwd: dirs.ws.clone(),
+                workspace_roots: vec![dirs.ws.clone()],
+                permission_profile: airlock_permissions::built_in_profile(":workspace").unwrap(),
+            },
+            env: std::env::vars()
+                .filter(|(name, _)| name == "PATH")
+                .collect(),
+            extra_safe_commands: Vec::new(),
+            sandbox: SandboxSettings {
+                linux_helper: Some(airlock_bin()),
+                ..SandboxSettings::default()
+            },
+            output: OutputMode::Capture,
+            amendment_file: None,
+            audit_log: Some(dirs.home.join("log/audit.jsonl")),
+        },
+        ApprovalConfig::default(),
+        ExecPolicyManager::load_files(Vec::new()),
+        Some(events_tx),
+    ));
+    let prompts = Arc::new(Mutex::new(Vec::new()));
+    let (weak, seen) = (Arc::downgrade(&session), Arc::clone(&prompts));
+    tokio::spawn(async move {
+        while let Some(event) = events_rx.recv().await {
+            if let ApprovalEvent::ApplyPatchApprovalRequest(request) = event {
+                let names = request
+                    .changes
+                    .keys()
+                    .map(|path| path.file_name().unwrap().to_string_lossy().into_owned())
+                    .collect();
+                seen.lock().unwrap().push(names);
+                if let Some(session) = weak.upgrade() {
+                    session
+                        .approvals()
+                        .submit_patch_approval(&request.call_id, ReviewDecision::ApprovedForSession)
+                        .await;
+                }
+            }
+        }
+    });
+    (session, prompts)
+}
+
+fn update(dir: &Path, names: &[&str], from: &str, to: &str) -> String {
+    let body: String = names
+        .iter()
+        .map(|name| {
+            format!(
+                "*** Update File: {}\n-{from}\n+{to}\n",
+                dir.join(name).display()
+            )
+        })
+        .collect();
+    patch(&body)
+}
+
+#[tokio::test]
+async fn approved_files_are_not_asked_again_until_a_new_file_joins() {
+    let dirs = Dirs::new();
+    for name in ["a.txt", "b.txt"] {
+        fs::write(dirs.outside.join(name), "1\n").unwrap();
+    }
+    let (session, prompts) = session(&dirs);
+    let turn = session.start_turn("turn-1");
+    let run = |id: &str, text: String| {
+        let session = Arc::clone(&session);
+        let turn = Arc::clone(&turn);
+        let id = id.to_owned();
+        async move {
+            session
+                .apply_patch(
+                    &turn,
+                    PatchCall {
+                        call_id: id,
+                        patch: text,
+                        workdir: None,
+                    },
+                )
+                .await
+                .result
+        }
+    };
+    let first = run(
+        "call-1",
+        update(&dirs.outside, &["a.txt", "b.txt"], "1", "2"),
+    )
+    .await;
+    assert!(matches!(first, PatchResult::Applied { .. }), "{first:?}");
+    assert_eq!(prompts.lock().unwrap().len(), 1);
+    // A subset of the approved files: straight from the session cache.
+    let second = run("call-2", update(&dirs.outside, &["a.txt"], "2", "3")).await;
+    assert!(matches!(second, PatchResult::Applied { .. }), "{second:?}");
+    assert_eq!(prompts.lock().unwrap().len(), 1);
+    // A new file joins: asked again, showing both files.
+    let third = format!(
+        "{}*** Add File: {}\n+new\n*** End Patch\n",
+        update(&dirs.outside, &["b.txt"], "2", "3").trim_end_matches("*** End Patch\n"),
+        dirs.outside_file("c.txt")
+    );
+    let third = run("call-3", third).await;
+    assert!(matches!(third, PatchResult::Applied { .. }), "{third:?}");
+    assert_eq!(
+        prompts.lock().unwrap().clone(),
+        vec![
+            vec!["a.txt".to_owned(), "b.txt".to_owned()],
+            vec!["b.txt".to_owned(), "c.txt".to_owned()]
+        ]
+    );
+    assert_eq!(
+        fs::read_to_string(dirs.outside.join("a.txt")).unwrap(),
+        "3\n"
+    );
+    assert_eq!(
+        fs::read_to_string(dirs.outside.join("b.txt")).unwrap(),
+        "3\n"
+    );
+    assert_eq!(
+        fs::read_to_string(dirs.outside.join("c.txt")).unwrap(),
+        "new\n"
+    );
+    let sources: Vec<String> = dirs
+        .audit()
+        .iter()
+        .map(|record| {
+            record["approvals"][0]["source"]
+                .as_str()
+                .unwrap()
+                .to_owned()
+        })
+        .collect();
+    assert_eq!(sources, ["user", "session_cache", "user"]);
+}
