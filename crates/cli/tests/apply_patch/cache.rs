@@ -16,6 +16,7 @@ use airlock_core::SandboxSettings;
 use airlock_core::Session;
 use airlock_core::SessionOptions;
 use airlock_core::ToolEnvironment;
+use airlock_core::apply_patch::PatchApplyStatus;
 use airlock_protocol::ApprovalsReviewer;
 use airlock_protocol::AskForApproval;
 use airlock_protocol::ReviewDecision;
@@ -28,9 +29,9 @@ use crate::support::patch;
 /// The file names each patch prompt showed, in order.
 type Prompts = Arc<Mutex<Vec<Vec<String>>>>;
 
-/// A session whose scripted user answers every patch prompt `approved_for_session` and records
-/// the paths it was shown.
-fn session(dirs: &Dirs) -> (Arc<Session>, Prompts) {
+/// A session whose scripted user answers every patch prompt with `decision` and records the
+/// paths it was shown.
+fn session(dirs: &Dirs, decision: ReviewDecision) -> (Arc<Session>, Prompts) {
     let (events_tx, mut events_rx) = tokio::sync::mpsc::unbounded_channel();
     let session = Arc::new(Session::new(
         SessionOptions {
@@ -74,7 +75,7 @@ fn session(dirs: &Dirs) -> (Arc<Session>, Prompts) {
                 if let Some(session) = weak.upgrade() {
                     session
                         .approvals()
-                        .submit_patch_approval(&request.call_id, ReviewDecision::ApprovedForSession)
+                        .submit_patch_approval(&request.call_id, decision.clone())
                         .await;
                 }
             }
@@ -102,7 +103,7 @@ async fn approved_files_are_not_asked_again_until_a_new_file_joins() {
     for name in ["a.txt", "b.txt"] {
         fs::write(dirs.outside.join(name), "1\n").unwrap();
     }
-    let (session, prompts) = session(&dirs);
+    let (session, prompts) = session(&dirs, ReviewDecision::ApprovedForSession);
     let turn = session.start_turn("turn-1");
     let run = |id: &str, text: String| {
         let session = Arc::clone(&session);
@@ -119,7 +120,6 @@ async fn approved_files_are_not_asked_again_until_a_new_file_joins() {
                     },
                 )
                 .await
-                .result
         }
     };
     let first = run(
@@ -127,10 +127,20 @@ async fn approved_files_are_not_asked_again_until_a_new_file_joins() {
         update(&dirs.outside, &["a.txt", "b.txt"], "1", "2"),
     )
     .await;
+    let begin = first.events.begin.as_ref().unwrap();
+    assert!(!begin.auto_approved);
+    assert_eq!(begin.changes.len(), 2);
+    assert_eq!(
+        first.events.end.as_ref().unwrap().status,
+        PatchApplyStatus::Completed
+    );
+    let first = first.result;
     assert!(matches!(first, PatchResult::Applied { .. }), "{first:?}");
     assert_eq!(prompts.lock().unwrap().len(), 1);
     // A subset of the approved files: straight from the session cache.
-    let second = run("call-2", update(&dirs.outside, &["a.txt"], "2", "3")).await;
+    let second = run("call-2", update(&dirs.outside, &["a.txt"], "2", "3"))
+        .await
+        .result;
     assert!(matches!(second, PatchResult::Applied { .. }), "{second:?}");
     assert_eq!(prompts.lock().unwrap().len(), 1);
     // A new file joins: asked again, showing both files.
@@ -139,7 +149,7 @@ async fn approved_files_are_not_asked_again_until_a_new_file_joins() {
         update(&dirs.outside, &["b.txt"], "2", "3").trim_end_matches("*** End Patch\n"),
         dirs.outside_file("c.txt")
     );
-    let third = run("call-3", third).await;
+    let third = run("call-3", third).await.result;
     assert!(matches!(third, PatchResult::Applied { .. }), "{third:?}");
     assert_eq!(
         prompts.lock().unwrap().clone(),
@@ -171,4 +181,67 @@ async fn approved_files_are_not_asked_again_until_a_new_file_joins() {
         })
         .collect();
     assert_eq!(sources, ["user", "session_cache", "user"]);
+}
+
+#[tokio::test]
+async fn a_declined_patch_sends_only_a_declined_end_and_writes_nothing() {
+    let dirs = Dirs::new();
+    fs::write(dirs.outside.join("a.txt"), "1\n").unwrap();
+    let (session, prompts) = session(&dirs, ReviewDecision::denied());
+    let turn = session.start_turn("turn-1");
+    let outcome = session
+        .apply_patch(
+            &turn,
+            PatchCall {
+                call_id: "call-1".to_owned(),
+                patch: update(&dirs.outside, &["a.txt"], "1", "2"),
+                workdir: None,
+            },
+        )
+        .await;
+    assert!(
+        matches!(outcome.result, PatchResult::Refused { .. }),
+        "{:?}",
+        outcome.result
+    );
+    assert_eq!(prompts.lock().unwrap().len(), 1);
+    assert_eq!(outcome.events.begin, None);
+    assert_eq!(
+        outcome.events.end.unwrap().status,
+        PatchApplyStatus::Declined
+    );
+    assert_eq!(
+        fs::read_to_string(dirs.outside.join("a.txt")).unwrap(),
+        "1\n"
+    );
+}
+
+#[tokio::test]
+async fn a_workspace_patch_is_auto_approved() {
+    let dirs = Dirs::new();
+    let (session, prompts) = session(&dirs, ReviewDecision::denied());
+    let turn = session.start_turn("turn-1");
+    let outcome = session
+        .apply_patch(
+            &turn,
+            PatchCall {
+                call_id: "call-1".to_owned(),
+                patch: patch("*** Add File: sub/new.txt\n+n\n"),
+                workdir: None,
+            },
+        )
+        .await;
+    assert!(
+        matches!(outcome.result, PatchResult::Applied { .. }),
+        "{:?}",
+        outcome.result
+    );
+    assert!(prompts.lock().unwrap().is_empty());
+    assert!(outcome.events.begin.unwrap().auto_approved);
+    let end = outcome.events.end.unwrap();
+    assert!(end.success);
+    assert_eq!(
+        end.stdout,
+        "Success. Updated the following files:\nA sub/new.txt\n"
+    );
 }

@@ -11,7 +11,7 @@ use crate::audit::CallOutcome;
 use crate::orchestrator::CallTrace;
 
 /// One line of the audit log for a patch. JSON: `time`, `session_id`, `turn_id`, `call_id`,
-/// `cwd`, `files` (`[{"path","change":"add|delete|update","move_path"?}]`, empty when the
+/// `cwd`, `command` (`["apply_patch"]`), `files` (`[{"path","change":"add|delete|update","move_path"?}]`, empty when the
 /// patch did not verify), the orchestrator trace fields (`tool` is `"apply_patch"`; no
 /// requirement or attempts when the patch never reached the orchestrator), and `outcome`.
 #[derive(Debug, Clone, Serialize)]
@@ -26,6 +26,8 @@ pub struct PatchAuditRecord {
     pub call_id: String,
     /// The patch's working directory.
     pub cwd: PathBuf,
+    /// Always `["apply_patch"]` (the shape of a command record; never the patch text).
+    pub command: Vec<String>,
     /// The affected files (paths only).
     pub files: Vec<PatchFileRecord>,
     /// Requirement, approvals and attempts (empty when the patch never reached the

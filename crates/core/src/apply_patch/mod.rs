@@ -9,6 +9,7 @@
 //! [`PatchRuntime`].
 
 mod audit;
+mod events;
 mod helper;
 mod runtime;
 mod safety;
@@ -16,6 +17,11 @@ mod write;
 
 pub use audit::PatchAuditRecord;
 pub use audit::PatchFileRecord;
+pub use events::PatchApplyBeginEvent;
+pub use events::PatchApplyEndEvent;
+pub use events::PatchApplyStatus;
+pub use events::PatchEnding;
+pub use events::PatchEvents;
 pub use helper::APPLY_PATCH_HELPER_SUBCOMMAND;
 pub use helper::HelperOutcome;
 pub use helper::HelperRequest;

@@ -17,6 +17,8 @@ use super::Session;
 use crate::apply_patch::HostFiles;
 use crate::apply_patch::PATCH_REJECTED_PREFIX;
 use crate::apply_patch::PatchAuditRecord;
+use crate::apply_patch::PatchEnding;
+use crate::apply_patch::PatchEvents;
 use crate::apply_patch::PatchFileRecord;
 use crate::apply_patch::PatchPolicy;
 use crate::apply_patch::PatchRequest;
@@ -78,6 +80,8 @@ pub struct PatchCallOutcome {
     pub record: PatchAuditRecord,
     /// Set when the record could not be appended.
     pub audit_error: Option<AuditError>,
+    /// `PatchApplyBegin` / `PatchApplyEnd` for the client (spec 11 §Output).
+    pub events: PatchEvents,
 }
 
 fn refused(message: impl Into<String>) -> PatchResult {
@@ -112,6 +116,7 @@ impl Session {
         };
         let mut trace = CallTrace::new("apply_patch");
         let mut files = Vec::new();
+        let mut events = PatchEvents::default();
         let result = 'call: {
             let parsed = match parse_patch(&call.patch) {
                 Ok(parsed) => parsed,
@@ -165,7 +170,29 @@ impl Session {
             let runtime = PatchRuntime::new(self.options.sandbox.manager.clone());
             let run = self.orchestrator.run(&runtime, &request, &ctx).await;
             trace = run.trace;
-            patch_result(run.result, &trace)
+            let result = patch_result(run.result, &trace);
+            let asked = trace
+                .approvals
+                .iter()
+                .any(|approval| approval.source != airlock_approval::DecisionSource::Config);
+            let ending = match &result {
+                _ if !trace.attempts.is_empty() => PatchEnding::Ran(match &result {
+                    PatchResult::Applied { output, .. } => Ok(output.stdout.as_str()),
+                    PatchResult::Failed { message } | PatchResult::Refused { message, .. } => {
+                        Err(message.as_str())
+                    }
+                }),
+                PatchResult::Refused { message, .. } if asked => PatchEnding::Declined(message),
+                _ => PatchEnding::Silent,
+            };
+            events = PatchEvents::from_call(
+                &call.call_id,
+                turn.turn_id(),
+                &request.file_changes(),
+                &trace,
+                ending,
+            );
+            result
         };
         let record = PatchAuditRecord {
             time: audit_now(),
@@ -173,6 +200,7 @@ impl Session {
             turn_id: turn.turn_id().to_owned(),
             call_id: call.call_id,
             cwd,
+            command: vec!["apply_patch".to_owned()],
             files,
             outcome: call_outcome(&result),
             trace,
@@ -185,6 +213,7 @@ impl Session {
             result,
             record,
             audit_error,
+            events,
         }
     }
 }
