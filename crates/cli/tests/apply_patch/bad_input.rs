@@ -87,3 +87,33 @@ fn a_patch_naming_etc_passwd_is_refused_and_writes_nothing() {
     let record = dirs.audit().pop().unwrap();
     assert_eq!(record["files"][0]["path"], "/etc/passwd");
 }
+
+#[test]
+fn fifos_and_devices_are_refused_not_read() {
+    let dirs = Dirs::new();
+    dirs.config("");
+    let fifo = dirs.ws.join("pipe");
+    assert!(
+        std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success()
+    );
+    for (target, shown) in [("pipe", "pipe"), ("/dev/zero", "/dev/zero")] {
+        let out = apply(
+            &dirs,
+            &[],
+            patch(&format!("*** Update File: {target}\n-a\n+b\n")).as_bytes(),
+        );
+        assert_eq!(
+            (code(&out), stderr(&out)),
+            (
+                1,
+                format!(
+                    "apply_patch verification failed: Failed to read file to update {shown}: not a regular file\n"
+                )
+            )
+        );
+    }
+}

@@ -202,3 +202,22 @@ fn read_only_profile_with_never_uses_the_read_only_reason() {
     );
     assert!(!dirs.ws.join("a").exists());
 }
+
+#[test]
+fn an_approved_add_in_a_new_outside_folder_stays_sandboxed() {
+    let dirs = Dirs::new();
+    dirs.config(&dirs.hook("allow"));
+    let body = format!(
+        "*** Add File: {}\n+x\n",
+        dirs.outside_file("new/deeper/x.txt")
+    );
+    let out = apply(&dirs, &[], patch(&body).as_bytes());
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(
+        fs::read_to_string(dirs.outside.join("new/deeper/x.txt")).unwrap(),
+        "x\n"
+    );
+    let record = dirs.audit().pop().unwrap();
+    assert_eq!(record["attempts"].as_array().unwrap().len(), 1, "{record}");
+    assert_eq!(record["attempts"][0]["sandbox"], "linuxSeccomp");
+}

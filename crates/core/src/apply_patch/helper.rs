@@ -33,13 +33,45 @@ pub struct HelperRequest {
     pub changes: Vec<VerifiedChange>,
 }
 
-/// Reads files from the host (in the child: through the sandbox's view).
+/// Largest file a patch may read: 256 MiB (a bigger one is refused, not read).
+pub const MAX_PATCHED_FILE_BYTES: u64 = 256 << 20;
+
+/// Reads files from the host (in the child: through the sandbox's view). Only regular files
+/// (after symlinks) of at most [`MAX_PATCHED_FILE_BYTES`]: a FIFO, a device such as
+/// `/dev/zero` or a directory planted in the workspace is refused instead of blocking or
+/// exhausting memory. The open is non-blocking and the type is checked on the opened file, so
+/// swapping the path between check and read does not help.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct HostFiles;
 
 impl ReadFile for HostFiles {
     fn read_file(&self, path: &Path) -> std::io::Result<Vec<u8>> {
-        std::fs::read(path)
+        use std::io::Read as _;
+        let mut options = std::fs::OpenOptions::new();
+        options.read(true);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::OpenOptionsExt as _;
+            options.custom_flags(libc::O_NONBLOCK);
+        }
+        let file = options.open(path)?;
+        let meta = file.metadata()?;
+        if !meta.is_file() {
+            return Err(std::io::Error::other("not a regular file"));
+        }
+        if meta.len() > MAX_PATCHED_FILE_BYTES {
+            return Err(std::io::Error::other(format!(
+                "file is larger than {} MiB",
+                MAX_PATCHED_FILE_BYTES >> 20
+            )));
+        }
+        let mut bytes = Vec::new();
+        file.take(MAX_PATCHED_FILE_BYTES + 1)
+            .read_to_end(&mut bytes)?;
+        if bytes.len() as u64 > MAX_PATCHED_FILE_BYTES {
+            return Err(std::io::Error::other("file grew while being read"));
+        }
+        Ok(bytes)
     }
 }
 

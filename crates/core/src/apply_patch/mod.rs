@@ -27,6 +27,7 @@ pub use helper::HelperOutcome;
 pub use helper::HelperRequest;
 pub use helper::HostFiles;
 pub use helper::MAX_HELPER_REQUEST_BYTES;
+pub use helper::MAX_PATCHED_FILE_BYTES;
 pub use helper::apply_request;
 pub use helper::run_helper;
 pub use runtime::PatchRequest;

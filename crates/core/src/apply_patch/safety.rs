@@ -124,8 +124,9 @@ pub struct PatchAssessment {
     /// `Skip { bypass_sandbox: false }`, `NeedsApproval` or `Forbidden` (reason prefixed with
     /// `patch rejected: `).
     pub requirement: ExecApprovalRequirement,
-    /// The parent directory of every target that is not writable under the profile, without
-    /// repeats: added as writable for the (still sandboxed) attempt once approved.
+    /// For every target that is not writable under the profile, its parent directory (or the
+    /// nearest existing ancestor), without repeats: added as writable for the (still
+    /// sandboxed) attempt once approved.
     pub extra_writable_dirs: Vec<PathBuf>,
 }
 
@@ -144,10 +145,10 @@ pub fn assess_patch_safety(
     let mut extra_writable_dirs: Vec<PathBuf> = Vec::new();
     for path in paths {
         if !is_writable(policy.fs_policy, &ctx, path)
-            && let Some(parent) = path.parent()
-            && !extra_writable_dirs.iter().any(|dir| dir == parent)
+            && let Some(dir) = nearest_existing_dir(path)
+            && !extra_writable_dirs.contains(&dir)
         {
-            extra_writable_dirs.push(parent.to_path_buf());
+            extra_writable_dirs.push(dir);
         }
     }
     let rejects = match approval_policy {
@@ -188,6 +189,17 @@ pub fn assess_patch_safety(
         requirement,
         extra_writable_dirs,
     }
+}
+
+/// The directory the sandboxed child must be able to write for `path`: its parent, or the
+/// nearest existing ancestor when the parent is still to be created (the sandbox can only
+/// grant directories that exist; without this an approved Add in a new folder would be denied
+/// and retried without any sandbox).
+fn nearest_existing_dir(path: &Path) -> Option<PathBuf> {
+    path.ancestors()
+        .skip(1)
+        .find(|dir| dir.is_dir())
+        .map(Path::to_path_buf)
 }
 
 /// Writable under the profile: everything for unrestricted / external filesystems; otherwise

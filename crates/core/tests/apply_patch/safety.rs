@@ -98,8 +98,9 @@ fn untrusted_always_asks() {
 
 #[test]
 fn outside_writes_ask_or_are_rejected_with_the_reference_reason() {
-    let outside = ["/srv/ws/a", "/home/u/notes/x.md", "/home/u/notes/y.md"];
-    let dirs = vec![PathBuf::from("/home/u/notes")];
+    // `/etc` exists everywhere: the extra writable directory is the targets' parent.
+    let outside = ["/srv/ws/a", "/etc/airlock-x.md", "/etc/airlock-y.md"];
+    let dirs = vec![PathBuf::from("/etc")];
     assert_eq!(
         assess(":workspace", AskForApproval::OnRequest, &outside, true),
         (ask(), dirs.clone())
@@ -121,8 +122,16 @@ fn outside_writes_ask_or_are_rejected_with_the_reference_reason() {
 #[test]
 fn read_only_profile_uses_the_read_only_reason() {
     assert_eq!(
-        assess(":read-only", AskForApproval::Never, &["/srv/ws/a"], true),
-        (forbidden(READ_ONLY_REJECT_REASON), vec![PathBuf::from(WS)])
+        assess(
+            ":read-only",
+            AskForApproval::Never,
+            &["/etc/airlock-a"],
+            true
+        ),
+        (
+            forbidden(READ_ONLY_REJECT_REASON),
+            vec![PathBuf::from("/etc")]
+        )
     );
 }
 
@@ -161,8 +170,9 @@ fn protected_metadata_under_the_workspace_is_not_writable_by_the_lexical_check()
             AskForApproval::OnRequest,
             &["/srv/ws/.codex/config.toml"],
             true
-        ),
-        (ask(), vec![PathBuf::from("/srv/ws/.codex")])
+        )
+        .0,
+        ask()
     );
 }
 
@@ -259,4 +269,23 @@ fn deny_read_paths_are_refused_before_reading() {
     );
     assert!(refusal(&secretive, &add("keys/site.pem"), WS).is_some());
     assert_eq!(refusal(&secretive, &add("src/main.rs"), WS), None);
+}
+
+#[test]
+fn a_target_in_a_missing_folder_grants_its_nearest_existing_ancestor() {
+    let root = tempfile::Builder::new()
+        .prefix("airlock-safety-")
+        .tempdir_in(env!("CARGO_TARGET_TMPDIR"))
+        .unwrap();
+    let target = root.path().join("new/deeper/file.txt");
+    let (requirement, dirs) = assess(
+        ":workspace",
+        AskForApproval::OnRequest,
+        &[target.to_str().unwrap()],
+        true,
+    );
+    assert_eq!(
+        (requirement, dirs),
+        (ask(), vec![root.path().to_path_buf()])
+    );
 }
