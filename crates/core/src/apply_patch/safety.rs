@@ -104,16 +104,21 @@ pub fn refusal_before_reading(
     None
 }
 
+/// Names compare without ASCII case: on a case-insensitive filesystem `.GIT` is `.git`.
 fn protected_name(path: &Path, roots: &[PathBuf]) -> Option<String> {
-    if path.components().any(|part| part.as_os_str() == ".git") {
+    let is = |part: &std::ffi::OsStr, name: &str| {
+        part.to_str()
+            .is_some_and(|text| text.eq_ignore_ascii_case(name))
+    };
+    if path.components().any(|part| is(part.as_os_str(), ".git")) {
         return Some(".git".to_owned());
     }
     roots.iter().find_map(|root| {
         let first = path.strip_prefix(root).ok()?.components().next()?;
-        let name = first.as_os_str().to_str()?;
         ENFORCED_PROTECTED_NAMES
-            .contains(&name)
-            .then(|| name.to_owned())
+            .iter()
+            .find(|name| is(first.as_os_str(), name))
+            .map(|name| (*name).to_owned())
     })
 }
 

@@ -204,6 +204,8 @@ fn protected_metadata_is_refused_before_reading() {
         (".aws/credentials", ".aws"),
         (".airlock/rules/allow.rules", ".airlock"),
         ("sub/../.airlock/config.toml", ".airlock"),
+        (".GIT/config", ".git"),
+        (".Codex/config.toml", ".codex"),
     ] {
         let reason =
             refusal(&workspace, &add(path), WS).unwrap_or_else(|| panic!("{path} not refused"));
