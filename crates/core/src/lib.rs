@@ -45,6 +45,7 @@ pub use orchestrator::{
 pub use process::OutputMode;
 pub use session::{
     PatchCall, PatchCallOutcome, PatchResult, Session, SessionOptions, ShellCall, ShellCallOutcome,
+    ShellToolOutcome,
 };
 pub use session_config::SessionConfig;
 pub use shell_runtime::{ShellRequest, ShellRuntime};

@@ -44,7 +44,7 @@ use crate::shell_runtime::ShellRequest;
 use crate::shell_runtime::ShellRuntime;
 
 mod patch;
-pub use patch::{PatchCall, PatchCallOutcome, PatchResult};
+pub use patch::{PatchCall, PatchCallOutcome, PatchResult, ShellToolOutcome};
 
 /// What a session is configured with.
 #[derive(Debug, Clone)]

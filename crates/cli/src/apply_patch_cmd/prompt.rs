@@ -79,3 +79,55 @@ fn paint(line: &str, colour: bool) -> String {
         format!("    {line}\n")
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+    use std::path::PathBuf;
+
+    use super::*;
+
+    fn request() -> ApplyPatchApprovalRequestEvent {
+        let mut changes = BTreeMap::new();
+        changes.insert(
+            PathBuf::from("/home/u/notes.txt"),
+            FileChange::Update {
+                unified_diff: "@@ -1 +1 @@\n-old\n+new\n".to_owned(),
+                move_path: None,
+            },
+        );
+        changes.insert(
+            PathBuf::from("/home/u/gone.txt"),
+            FileChange::Delete {
+                content: "secret\n".to_owned(),
+            },
+        );
+        ApplyPatchApprovalRequestEvent {
+            call_id: "call-1".to_owned(),
+            turn_id: "turn-1".to_owned(),
+            changes,
+            reason: None,
+            grant_root: None,
+        }
+    }
+
+    #[test]
+    fn shows_paths_and_the_diff_plain_when_not_a_terminal() {
+        assert_eq!(
+            render(&request(), false),
+            "\nairlock: approval needed to apply a patch\n  delete /home/u/gone.txt\n  update /home/u/notes.txt\n    @@ -1 +1 @@\n    -old\n    +new\n  [y] approve  [a] approve these files for this session  [n] deny  [Esc] abort\n> "
+        );
+    }
+
+    #[test]
+    fn colours_the_diff_on_a_terminal() {
+        let text = render(&request(), true);
+        assert!(
+            text.contains("    \x1b[31m-old\x1b[0m\n    \x1b[32m+new\x1b[0m\n"),
+            "{text:?}"
+        );
+        assert!(text.contains("\x1b[36m@@ -1 +1 @@\x1b[0m"));
+        // A deleted file's content is not shown, only its path.
+        assert!(!text.contains("secret"));
+    }
+}

@@ -15,6 +15,8 @@ use airlock_core::PatchResult;
 use airlock_core::SandboxSettings;
 use airlock_core::Session;
 use airlock_core::SessionOptions;
+use airlock_core::ShellCall;
+use airlock_core::ShellToolOutcome;
 use airlock_core::ToolEnvironment;
 use airlock_core::apply_patch::PatchApplyStatus;
 use airlock_protocol::ApprovalsReviewer;
@@ -244,4 +246,56 @@ async fn a_workspace_patch_is_auto_approved() {
         end.stdout,
         "Success. Updated the following files:\nA sub/new.txt\n"
     );
+}
+
+#[tokio::test]
+async fn the_shell_tool_routes_apply_patch_and_runs_everything_else() {
+    let dirs = Dirs::new();
+    fs::create_dir(dirs.ws.join("sub")).unwrap();
+    fs::write(dirs.ws.join("sub/b.txt"), "old\n").unwrap();
+    let (session, prompts) = session(&dirs, ReviewDecision::denied());
+    let turn = session.start_turn("turn-1");
+    let script = format!(
+        "cd sub && apply_patch <<'EOF'\n{}EOF\n",
+        patch("*** Update File: b.txt\n-old\n+new\n")
+    );
+    let call = |id: &str, command: Vec<String>| ShellCall {
+        call_id: id.to_owned(),
+        command,
+        ..ShellCall::default()
+    };
+    let routed = session
+        .shell_tool(
+            &turn,
+            call("call-1", vec!["bash".into(), "-lc".into(), script]),
+        )
+        .await;
+    let ShellToolOutcome::Patch(outcome) = routed else {
+        panic!("not routed to apply_patch: {routed:?}");
+    };
+    assert!(
+        matches!(outcome.result, PatchResult::Applied { .. }),
+        "{:?}",
+        outcome.result
+    );
+    assert_eq!(
+        fs::read_to_string(dirs.ws.join("sub/b.txt")).unwrap(),
+        "new\n"
+    );
+    let implicit = session
+        .shell_tool(&turn, call("call-2", vec![patch("*** Add File: z\n+z\n")]))
+        .await;
+    assert!(
+        matches!(implicit, ShellToolOutcome::ImplicitPatch { .. }),
+        "{implicit:?}"
+    );
+    assert!(!dirs.ws.join("z").exists());
+    let command = session
+        .shell_tool(&turn, call("call-3", vec!["true".into()]))
+        .await;
+    let ShellToolOutcome::Command(outcome) = command else {
+        panic!("not run as a command");
+    };
+    assert_eq!(outcome.result.unwrap().exit_code, 0);
+    assert!(prompts.lock().unwrap().is_empty());
 }

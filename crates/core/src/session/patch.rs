@@ -4,7 +4,10 @@
 use std::path::PathBuf;
 
 use airlock_approval::ApprovalTurn;
+use airlock_patch::ApplyPatchInvocation;
+use airlock_patch::IMPLICIT_INVOCATION_MESSAGE;
 use airlock_patch::VerifyError;
+use airlock_patch::maybe_parse_apply_patch;
 use airlock_patch::normalize_lexically;
 use airlock_patch::parse_patch;
 use airlock_patch::verify_patch;
@@ -14,6 +17,8 @@ use airlock_sandbox::ExecOutput;
 use airlock_sandbox::get_platform_sandbox;
 
 use super::Session;
+use super::ShellCall;
+use super::ShellCallOutcome;
 use crate::apply_patch::HostFiles;
 use crate::apply_patch::PATCH_REJECTED_PREFIX;
 use crate::apply_patch::PatchAuditRecord;
@@ -84,6 +89,21 @@ pub struct PatchCallOutcome {
     pub events: PatchEvents,
 }
 
+/// What a shell-tool call turned out to be ([`Session::shell_tool`]).
+#[derive(Debug)]
+pub enum ShellToolOutcome {
+    /// An ordinary command, run by [`Session::exec`].
+    Command(ShellCallOutcome),
+    /// An `apply_patch` call, run by [`Session::apply_patch`].
+    Patch(PatchCallOutcome),
+    /// A bare patch without the `apply_patch` command: refused with Codex's message (nothing
+    /// ran, nothing was asked).
+    ImplicitPatch {
+        /// `patch detected without explicit call to apply_patch. ...`
+        message: &'static str,
+    },
+}
+
 fn refused(message: impl Into<String>) -> PatchResult {
     PatchResult::Refused {
         message: message.into(),
@@ -92,6 +112,38 @@ fn refused(message: impl Into<String>) -> PatchResult {
 }
 
 impl Session {
+    /// The shell tool's entry point (spec 11 §Where a patch comes from): an `apply_patch` /
+    /// `applypatch` argv or a `bash -lc "[cd DIR && ]apply_patch <<'EOF' …"` script goes
+    /// through [`Session::apply_patch`] (never runs as a command); a bare patch is refused;
+    /// anything else is [`Session::exec`].
+    pub async fn shell_tool(&self, turn: &ApprovalTurn, call: ShellCall) -> ShellToolOutcome {
+        match maybe_parse_apply_patch(&call.command) {
+            ApplyPatchInvocation::Patch { patch, workdir } => {
+                let workdir = match (call.cwd, workdir) {
+                    (Some(cwd), Some(dir)) => Some(cwd.join(dir)),
+                    (cwd, dir) => dir.or(cwd),
+                };
+                ShellToolOutcome::Patch(
+                    self.apply_patch(
+                        turn,
+                        PatchCall {
+                            call_id: call.call_id,
+                            patch,
+                            workdir,
+                        },
+                    )
+                    .await,
+                )
+            }
+            ApplyPatchInvocation::Implicit => ShellToolOutcome::ImplicitPatch {
+                message: IMPLICIT_INVOCATION_MESSAGE,
+            },
+            ApplyPatchInvocation::NotApplyPatch => {
+                ShellToolOutcome::Command(self.exec(turn, call).await)
+            }
+        }
+    }
+
     /// Runs one `apply_patch` call in `turn` (spec 11): parse; refuse protected metadata and
     /// deny-read paths before reading anything; verify against the files (new contents and
     /// diffs); assess (`Skip` / `NeedsApproval` / `Forbidden`); then
