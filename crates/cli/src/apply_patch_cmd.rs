@@ -129,6 +129,8 @@ pub struct PatchSettings {
     pub strict_auto_review: bool,
     /// `-c`.
     pub overrides: Vec<String>,
+    /// The patch came through `airlock exec` (a note says it was applied as a patch).
+    pub via_exec: bool,
 }
 
 /// Runs `airlock apply-patch`.
@@ -148,6 +150,7 @@ pub fn run(args: ApplyPatchArgs) -> ExitCode {
         }),
         strict_auto_review: args.strict_auto_review,
         overrides: args.overrides,
+        via_exec: false,
     };
     let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -214,6 +217,13 @@ async fn apply_inner(
     patch: String,
     workdir: Option<PathBuf>,
 ) -> Result<u8, String> {
+    if settings.via_exec {
+        // Codex tells the model the same (reference §A5).
+        eprintln!(
+            "airlock: note: apply_patch was requested via exec; it is applied as a patch \
+             (airlock apply-patch), not run as a command"
+        );
+    }
     let current = std::env::current_dir()
         .map_err(|error| format!("cannot read the current directory: {error}"))?;
     let cwd = match &settings.cd {

@@ -332,6 +332,7 @@ fn patch_settings(args: &ExecArgs) -> crate::apply_patch_cmd::PatchSettings {
         }),
         strict_auto_review: args.strict_auto_review,
         overrides: args.overrides.clone(),
+        via_exec: true,
     }
 }
 

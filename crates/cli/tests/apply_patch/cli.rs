@@ -206,6 +206,11 @@ fn exec_routes_apply_patch_argv_and_heredoc_forms() {
         "Success. Updated the following files:\nM b.txt\n"
     );
     assert_eq!(
+        stderr(&wrapped),
+        "airlock: note: apply_patch was requested via exec; it is applied as a patch (airlock \
+         apply-patch), not run as a command\n"
+    );
+    assert_eq!(
         fs::read_to_string(dirs.ws.join("sub/b.txt")).unwrap(),
         "newer\n"
     );
