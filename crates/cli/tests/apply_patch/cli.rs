@@ -239,3 +239,19 @@ fn patch_from_a_file_argument() {
         "from file\n"
     );
 }
+
+#[test]
+fn exec_heredoc_with_cd_into_a_folder_the_patch_creates() {
+    let dirs = Dirs::new();
+    dirs.config("");
+    let script = format!(
+        "cd fresh && apply_patch <<'EOF'\n{}EOF\n",
+        patch("*** Add File: made.txt\n+m\n")
+    );
+    let out = dirs.exec(&["--", "bash", "-lc", &script]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(
+        fs::read_to_string(dirs.ws.join("fresh/made.txt")).unwrap(),
+        "m\n"
+    );
+}

@@ -113,6 +113,7 @@ fn a_deny_read_file_is_never_read_nor_shown() {
     fs::create_dir_all(dirs.outside.join("secret")).unwrap();
     fs::write(dirs.outside.join("secret/token"), "TOKEN-VALUE-42\n").unwrap();
     std::os::unix::fs::symlink(dirs.outside.join("secret/token"), dirs.ws.join("alias")).unwrap();
+    std::os::unix::fs::symlink(dirs.outside.join("secret"), dirs.ws.join("door")).unwrap();
     let direct = format!(
         "*** Update File: {}\n-TOKEN-VALUE-42\n+x\n",
         dirs.outside_file("secret/token")
@@ -121,6 +122,7 @@ fn a_deny_read_file_is_never_read_nor_shown() {
         direct.as_str(),
         "*** Update File: alias\n-TOKEN-VALUE-42\n+x\n",
         "*** Delete File: alias\n",
+        "*** Update File: door/token\n-TOKEN-VALUE-42\n+x\n",
     ] {
         let out = apply(&dirs, &[], patch(body).as_bytes());
         assert_eq!(code(&out), 125, "{}", stderr(&out));

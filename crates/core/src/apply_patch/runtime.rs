@@ -181,7 +181,9 @@ impl ToolRuntime<PatchRequest> for PatchRuntime {
                     helper.display().to_string(),
                     APPLY_PATCH_HELPER_SUBCOMMAND.to_owned(),
                 ],
-                cwd: req.verified.cwd.clone(),
+                // The environment's cwd, which exists; the patch's own directory (a `cd DIR`
+                // that an Add creates, say) travels in the request.
+                cwd: attempt.sandbox_policy_cwd.clone(),
                 env,
                 permissions: attempt.permissions.clone(),
                 additional_permissions,
