@@ -100,7 +100,13 @@ fn fifos_and_devices_are_refused_not_read() {
             .unwrap()
             .success()
     );
-    for (target, shown) in [("pipe", "pipe"), ("/dev/zero", "/dev/zero")] {
+    for (target, why) in [
+        ("pipe", "not a regular file"),
+        (
+            "/dev/zero",
+            "the permission profile does not allow reading it",
+        ),
+    ] {
         let out = apply(
             &dirs,
             &[],
@@ -111,7 +117,7 @@ fn fifos_and_devices_are_refused_not_read() {
             (
                 1,
                 format!(
-                    "apply_patch verification failed: Failed to read file to update {shown}: not a regular file\n"
+                    "apply_patch verification failed: Failed to read file to update {target}: {why}\n"
                 )
             )
         );

@@ -223,3 +223,30 @@ fn an_approved_add_in_a_new_outside_folder_stays_sandboxed() {
     assert_eq!(record["attempts"].as_array().unwrap().len(), 1, "{record}");
     assert_eq!(record["attempts"][0]["sandbox"], "linuxSeccomp");
 }
+
+#[test]
+fn the_verifier_is_no_oracle_for_the_parent_s_environment() {
+    let dirs = Dirs::new();
+    dirs.config(&dirs.hook("allow"));
+    std::os::unix::fs::symlink("/proc/self/environ", dirs.ws.join("env")).unwrap();
+    // `AIRLOCK_HOME=` is certainly in the parent's environment: a match would say so.
+    for target in ["/proc/self/environ", "env"] {
+        for guess in ["AIRLOCK_HOME=", "NO_SUCH_VARIABLE="] {
+            let out = apply(
+                &dirs,
+                &[],
+                patch(&format!("*** Update File: {target}\n@@ {guess}\n+x\n")).as_bytes(),
+            );
+            assert_eq!(
+                (code(&out), stderr(&out)),
+                (
+                    1,
+                    format!(
+                        "apply_patch verification failed: Failed to read file to update {target}: the permission profile does not allow reading it\n"
+                    )
+                )
+            );
+        }
+    }
+    assert!(dirs.requests("hook").is_empty());
+}

@@ -46,33 +46,42 @@ pub struct HostFiles;
 
 impl ReadFile for HostFiles {
     fn read_file(&self, path: &Path) -> std::io::Result<Vec<u8>> {
-        use std::io::Read as _;
-        let mut options = std::fs::OpenOptions::new();
-        options.read(true);
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::OpenOptionsExt as _;
-            options.custom_flags(libc::O_NONBLOCK);
-        }
-        let file = options.open(path)?;
-        let meta = file.metadata()?;
-        if !meta.is_file() {
-            return Err(std::io::Error::other("not a regular file"));
-        }
-        if meta.len() > MAX_PATCHED_FILE_BYTES {
-            return Err(std::io::Error::other(format!(
-                "file is larger than {} MiB",
-                MAX_PATCHED_FILE_BYTES >> 20
-            )));
-        }
-        let mut bytes = Vec::new();
-        file.take(MAX_PATCHED_FILE_BYTES + 1)
-            .read_to_end(&mut bytes)?;
-        if bytes.len() as u64 > MAX_PATCHED_FILE_BYTES {
-            return Err(std::io::Error::other("file grew while being read"));
-        }
-        Ok(bytes)
+        read_regular_file(open_for_reading(path)?)
     }
+}
+
+/// Opens `path` for reading without blocking (a FIFO must not hang the reader).
+pub(crate) fn open_for_reading(path: &Path) -> std::io::Result<std::fs::File> {
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt as _;
+        options.custom_flags(libc::O_NONBLOCK);
+    }
+    options.open(path)
+}
+
+/// The bytes of an opened file that is a regular file of at most [`MAX_PATCHED_FILE_BYTES`].
+pub(crate) fn read_regular_file(file: std::fs::File) -> std::io::Result<Vec<u8>> {
+    use std::io::Read as _;
+    let meta = file.metadata()?;
+    if !meta.is_file() {
+        return Err(std::io::Error::other("not a regular file"));
+    }
+    if meta.len() > MAX_PATCHED_FILE_BYTES {
+        return Err(std::io::Error::other(format!(
+            "file is larger than {} MiB",
+            MAX_PATCHED_FILE_BYTES >> 20
+        )));
+    }
+    let mut bytes = Vec::new();
+    file.take(MAX_PATCHED_FILE_BYTES + 1)
+        .read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > MAX_PATCHED_FILE_BYTES {
+        return Err(std::io::Error::other("file grew while being read"));
+    }
+    Ok(bytes)
 }
 
 /// What the child prints and exits with.

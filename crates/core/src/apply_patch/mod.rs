@@ -10,6 +10,7 @@
 
 mod audit;
 mod events;
+mod files;
 mod helper;
 mod runtime;
 mod safety;
@@ -22,6 +23,8 @@ pub use events::PatchApplyEndEvent;
 pub use events::PatchApplyStatus;
 pub use events::PatchEnding;
 pub use events::PatchEvents;
+pub use files::PolicyFiles;
+pub use files::READ_NOT_ALLOWED;
 pub use helper::APPLY_PATCH_HELPER_SUBCOMMAND;
 pub use helper::HelperOutcome;
 pub use helper::HelperRequest;

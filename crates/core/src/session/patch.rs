@@ -19,7 +19,6 @@ use airlock_sandbox::get_platform_sandbox;
 use super::Session;
 use super::ShellCall;
 use super::ShellCallOutcome;
-use crate::apply_patch::HostFiles;
 use crate::apply_patch::PATCH_REJECTED_PREFIX;
 use crate::apply_patch::PatchAuditRecord;
 use crate::apply_patch::PatchEnding;
@@ -28,6 +27,7 @@ use crate::apply_patch::PatchFileRecord;
 use crate::apply_patch::PatchPolicy;
 use crate::apply_patch::PatchRequest;
 use crate::apply_patch::PatchRuntime;
+use crate::apply_patch::PolicyFiles;
 use crate::apply_patch::assess_patch_safety;
 use crate::apply_patch::named_paths;
 use crate::apply_patch::refusal_before_reading;
@@ -187,7 +187,10 @@ impl Session {
             if let Some(reason) = refusal_before_reading(&named_paths(&parsed, &cwd), &policy) {
                 break 'call refused(format!("{PATCH_REJECTED_PREFIX}{reason}"));
             }
-            let verified = match verify_patch(&call.patch, &cwd, &HostFiles) {
+            // Read with the sandbox's view, never the parent's (the verifier must not be an
+            // oracle for what the sandbox hides).
+            let reader = PolicyFiles::new(&fs_policy, &environment.cwd);
+            let verified = match verify_patch(&call.patch, &cwd, &reader) {
                 Ok(verified) => verified,
                 Err(error) => {
                     break 'call PatchResult::Failed {

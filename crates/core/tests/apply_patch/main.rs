@@ -3,5 +3,6 @@
 //! profiles, and the atomic writer on real files (no sandbox here; the end-to-end tests under
 //! the real sandbox are in `crates/cli/tests/apply_patch.rs`).
 
+mod files;
 mod safety;
 mod write;
