@@ -250,3 +250,24 @@ fn the_verifier_is_no_oracle_for_the_parent_s_environment() {
     }
     assert!(dirs.requests("hook").is_empty());
 }
+
+#[test]
+fn protected_metadata_behind_a_symlinked_folder_is_refused_before_asking() {
+    let dirs = Dirs::new();
+    dirs.config(&dirs.hook("allow"));
+    fs::create_dir_all(dirs.ws.join(".git/hooks")).unwrap();
+    std::os::unix::fs::symlink(dirs.ws.join(".git"), dirs.ws.join("innocent")).unwrap();
+    let out = apply(
+        &dirs,
+        &[],
+        patch("*** Add File: innocent/hooks/pre-commit\n+#!/bin/sh\n").as_bytes(),
+    );
+    assert_eq!(code(&out), 125, "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("'.git' is protected metadata"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(dirs.requests("hook").is_empty(), "a reviewer was asked");
+    assert!(!dirs.ws.join(".git/hooks/pre-commit").exists());
+}

@@ -85,9 +85,15 @@ pub fn refusal_before_reading(
         .collect();
     roots.extend(policy.workspace_roots.iter().cloned());
     roots.push(policy.policy_cwd.to_path_buf());
+    let real_roots: Vec<PathBuf> = roots.iter().map(|root| resolve_existing(root)).collect();
     let denied = ReadDenyMatcher::new(policy.fs_policy, &ctx);
     for (display, path) in paths {
-        if let Some(name) = protected_name(path, &roots) {
+        // Judged as written and through the folders' symlinks (`ws/innocent -> .git` must not
+        // make `innocent/hooks/x` look harmless); the last component is replaced by rename,
+        // never followed.
+        let protected = protected_name(path, &roots)
+            .or_else(|| protected_name(&resolve_existing(path), &real_roots));
+        if let Some(name) = protected {
             return Some(format!(
                 "refusing to write {display}: '{name}' is protected metadata that a patch never \
                  writes (it could make later commands run outside the sandbox); change it yourself \
@@ -102,6 +108,22 @@ pub fn refusal_before_reading(
         }
     }
     None
+}
+
+/// `path` with its existing folders resolved through symlinks: the canonical form of the
+/// parent (or the nearest existing ancestor) joined with the rest. The filesystem is read.
+fn resolve_existing(path: &Path) -> PathBuf {
+    let mut ancestors = path.ancestors();
+    if path.parent().is_some() {
+        ancestors.next();
+    }
+    for ancestor in ancestors {
+        if let Ok(real) = std::fs::canonicalize(ancestor) {
+            let rest = path.strip_prefix(ancestor).unwrap_or(Path::new(""));
+            return real.join(rest);
+        }
+    }
+    path.to_path_buf()
 }
 
 /// Names compare without ASCII case: on a case-insensitive filesystem `.GIT` is `.git`.
