@@ -226,26 +226,12 @@ impl Session {
             let run = self.orchestrator.run(&runtime, &request, &ctx).await;
             trace = run.trace;
             let result = patch_result(run.result, &trace);
-            let asked = trace
-                .approvals
-                .iter()
-                .any(|approval| approval.source != airlock_approval::DecisionSource::Config);
-            let ending = match &result {
-                _ if !trace.attempts.is_empty() => PatchEnding::Ran(match &result {
-                    PatchResult::Applied { output, .. } => Ok(output.stdout.as_str()),
-                    PatchResult::Failed { message } | PatchResult::Refused { message, .. } => {
-                        Err(message.as_str())
-                    }
-                }),
-                PatchResult::Refused { message, .. } if asked => PatchEnding::Declined(message),
-                _ => PatchEnding::Silent,
-            };
             events = PatchEvents::from_call(
                 &call.call_id,
                 turn.turn_id(),
                 &request.file_changes(),
                 &trace,
-                ending,
+                ending_of(&result, &trace),
             );
             result
         };
@@ -270,6 +256,25 @@ impl Session {
             audit_error,
             events,
         }
+    }
+}
+
+/// Which events a call that reached the orchestrator sends: `Ran` once an attempt ran,
+/// `Declined` when a reviewer was asked and refused, nothing for a `Forbidden` requirement.
+fn ending_of<'a>(result: &'a PatchResult, trace: &CallTrace) -> PatchEnding<'a> {
+    let asked = trace
+        .approvals
+        .iter()
+        .any(|approval| approval.source != airlock_approval::DecisionSource::Config);
+    match result {
+        _ if !trace.attempts.is_empty() => PatchEnding::Ran(match result {
+            PatchResult::Applied { output, .. } => Ok(output.stdout.as_str()),
+            PatchResult::Failed { message } | PatchResult::Refused { message, .. } => {
+                Err(message.as_str())
+            }
+        }),
+        PatchResult::Refused { message, .. } if asked => PatchEnding::Declined(message),
+        _ => PatchEnding::Silent,
     }
 }
 
