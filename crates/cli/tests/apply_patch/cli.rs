@@ -255,3 +255,28 @@ fn exec_heredoc_with_cd_into_a_folder_the_patch_creates() {
         "m\n"
     );
 }
+
+#[test]
+fn explain_says_exec_would_apply_it_as_a_patch() {
+    let dirs = Dirs::new();
+    dirs.config("");
+    let out = std::process::Command::new(crate::exec_support::airlock_bin())
+        .args([
+            "explain",
+            "--",
+            "apply_patch",
+            &patch("*** Add File: a\n+x\n"),
+        ])
+        .current_dir(&dirs.ws)
+        .env("AIRLOCK_HOME", &dirs.home)
+        .output()
+        .unwrap();
+    assert!(
+        stderr(&out).starts_with(
+            "note: `airlock exec` does not run this as a command: it is an apply_patch call"
+        ),
+        "{}",
+        stderr(&out)
+    );
+    assert!(!dirs.ws.join("a").exists());
+}
