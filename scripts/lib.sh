@@ -88,7 +88,7 @@ demo_apply_patch() {
   local airlock="$1" dir="$2" outside status
   rm -rf "$dir"
   mkdir -p "$dir/home" "$dir/workspace"
-  outside="$(mktemp -d "$HOME/airlock-demo-outside.XXXXXX")"
+  outside="$(mktemp -d "${HOME:-$dir}/airlock-demo-outside.XXXXXX")"
   printf 'port = 80\n' > "$dir/workspace/settings.conf"
   printf 'keep me\n' > "$outside/notes.txt"
   say "apply_patch: an edit inside the workspace (no prompt, applied by a sandboxed child)"
