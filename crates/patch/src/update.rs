@@ -45,8 +45,8 @@ pub(crate) fn apply_chunks(
         }
         if chunk.old_lines.is_empty() {
             // Codex appends a pure addition at the end of the file; Airlock inserts it after
-            // its context line when it has one (spec 11).
-            let start = if chunk.change_context.is_empty() {
+            // its context line when it has one (spec 11), unless it is marked for the end.
+            let start = if chunk.change_context.is_empty() || chunk.is_end_of_file {
                 lines.len()
             } else {
                 line_index

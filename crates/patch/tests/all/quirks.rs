@@ -38,6 +38,16 @@ fn improved_pure_addition_with_context_inserts_after_the_context_line() {
 }
 
 #[test]
+fn pure_addition_marked_end_of_file_still_goes_to_the_end() {
+    let out = apply_to(
+        "f",
+        "alpha\nbeta\n",
+        "*** Update File: f\n@@ alpha\n+omega\n*** End of File\n",
+    );
+    assert_eq!(out.unwrap(), "alpha\nbeta\nomega\n");
+}
+
+#[test]
 fn kept_pure_addition_without_context_appends_at_end_of_file() {
     let out = apply_to("f", "alpha\nbeta\n", "*** Update File: f\n@@\n+omega\n");
     assert_eq!(out.unwrap(), "alpha\nbeta\nomega\n");
