@@ -209,8 +209,8 @@ impl AuditLog {
     }
 
     /// Appends `record` (an [`AuditRecord`], or a patch's
-    /// [`PatchAuditRecord`](crate::apply_patch::PatchAuditRecord)) as one line (one `write` call, under a lock so lines of concurrent
-    /// calls of this process never interleave).
+    /// [`PatchAuditRecord`](crate::apply_patch::PatchAuditRecord)) as one line (one `write`
+    /// call, under a lock so lines of concurrent calls of this process never interleave).
     ///
     /// # Errors
     /// [`AuditError`] when the folder or file cannot be created or written.
