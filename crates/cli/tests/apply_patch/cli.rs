@@ -148,6 +148,13 @@ fn invalid_worked_examples_fail_with_the_exact_error_and_exit_1() {
         fs::read_to_string(dirs.ws.join("t.txt")).unwrap(),
         "x\nend\nmid\n"
     );
+    // The audit log keeps the first line of each error, never the patch's lines.
+    let audit = dirs.audit();
+    assert_eq!(
+        audit.last().unwrap()["outcome"]["message"],
+        "apply_patch verification failed: Failed to find expected lines in t.txt:"
+    );
+    assert!(!audit_text(&dirs).contains("nope"));
 }
 
 #[test]

@@ -314,8 +314,10 @@ fn call_outcome(result: &PatchResult) -> CallOutcome {
         PatchResult::Applied { output, .. } => CallOutcome::Ran {
             exit_code: output.exit_code,
         },
+        // Only the first line: the rest of a match error repeats the patch's lines, and the
+        // audit log never holds file contents.
         PatchResult::Failed { message } => CallOutcome::Error {
-            message: message.clone(),
+            message: message.lines().next().unwrap_or_default().to_owned(),
         },
         PatchResult::Refused {
             message,
