@@ -168,3 +168,26 @@ fn n_denies_and_changes_nothing() {
         "x\n"
     );
 }
+
+#[test]
+fn a_retry_prompt_after_a_sandbox_denial_shows_its_reason_and_y_retries() {
+    let dirs = Dirs::new();
+    dirs.config("");
+    std::os::unix::fs::symlink(&dirs.outside, dirs.ws.join("door")).unwrap();
+    let file = dirs.scripts.join("door.patch");
+    std::fs::write(
+        &file,
+        "*** Begin Patch\n*** Add File: door/through.txt\n+t\n*** End Patch\n",
+    )
+    .unwrap();
+    let Some(tmux) = Tmux::start(&dirs, &file) else {
+        return;
+    };
+    let (prompt, exit) = tmux.answer("y");
+    assert!(prompt.contains("retry reason:"), "{prompt}");
+    assert_eq!(exit, "EXIT=0");
+    assert_eq!(
+        std::fs::read_to_string(dirs.outside.join("through.txt")).unwrap(),
+        "t\n"
+    );
+}
