@@ -127,3 +127,42 @@ build_release_airlock() {
       ;;
   esac
 }
+
+# demo_apply_patch AIRLOCK DIR: the apply_patch step of scripts/demo (spec 11). Builds a
+# workspace under DIR (with its own AIRLOCK_HOME) and an "outside" folder under $HOME (not
+# under /tmp, which :workspace makes writable), then: an edit inside the workspace applies
+# without a prompt (sandboxed); an edit outside is refused non-interactively and the outside
+# file is unchanged. Exits non-zero if either result is not what it should be.
+demo_apply_patch() {
+  local airlock="$1" dir="$2" outside status
+  rm -rf "$dir"
+  mkdir -p "$dir/home" "$dir/workspace"
+  outside="$(mktemp -d "${HOME:-$dir}/airlock-demo-outside.XXXXXX")"
+  printf 'port = 80\n' > "$dir/workspace/settings.conf"
+  printf 'keep me\n' > "$outside/notes.txt"
+  say "apply_patch: an edit inside the workspace (no prompt, applied by a sandboxed child)"
+  status=0
+  (cd "$dir/workspace" && AIRLOCK_HOME="$dir/home" "$airlock" apply-patch -a on-request -P :workspace \
+    - <<'PATCH'
+*** Begin Patch
+*** Update File: settings.conf
+-port = 80
++port = 8080
+*** End Patch
+PATCH
+  ) || status=$?
+  echo "exit status: $status; settings.conf now: $(cat "$dir/workspace/settings.conf")"
+  if [ "$status" != 0 ] || [ "$(cat "$dir/workspace/settings.conf")" != "port = 8080" ]; then
+    echo "UNEXPECTED: the workspace edit did not apply" >&2; rm -rf "$outside"; return 1
+  fi
+  say "apply_patch: an edit outside the workspace ($outside), nobody to ask: refused (exit 125)"
+  status=0
+  printf '*** Begin Patch\n*** Update File: %s\n-keep me\n+overwritten\n*** End Patch\n' "$outside/notes.txt" |
+    (cd "$dir/workspace" && AIRLOCK_HOME="$dir/home" "$airlock" apply-patch -a on-request -P :workspace -) ||
+    status=$?
+  echo "exit status: $status; outside notes.txt still: $(cat "$outside/notes.txt")"
+  if [ "$status" != 125 ] || [ "$(cat "$outside/notes.txt")" != "keep me" ]; then
+    echo "UNEXPECTED: the outside edit was not refused" >&2; rm -rf "$outside"; return 1
+  fi
+  rm -rf "$outside"
+}

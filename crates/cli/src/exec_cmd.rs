@@ -196,6 +196,23 @@ struct Finished {
 }
 
 impl Finished {
+    /// An `apply_patch` call routed to the patch path, which printed its own messages
+    /// (exit 0 applied, 1 patch failed, 125 refused).
+    fn patched(code: u8) -> Self {
+        Self {
+            code,
+            status: match code {
+                0 => "applied",
+                REFUSED => "refused",
+                _ => "patch_failed",
+            },
+            message: None,
+            multiline: false,
+            record: None,
+            output: None,
+        }
+    }
+
     fn refused(reason: String) -> Self {
         Self {
             code: REFUSED,
@@ -244,6 +261,19 @@ async fn run_exec(args: ExecArgs) -> Result<Finished, Refusal> {
     warnings::install();
     let command = airlock_shell::argv_from_os(args.command.iter().cloned())
         .map_err(|error| Refusal(format!("invalid command: {error}")))?;
+    // An `apply_patch` call goes through the patch path, never runs as a command (spec 11).
+    match airlock_patch::maybe_parse_apply_patch(&command) {
+        airlock_patch::ApplyPatchInvocation::Patch { patch, workdir } => {
+            let code = crate::apply_patch_cmd::apply(patch_settings(&args), patch, workdir).await;
+            return Ok(Finished::patched(code));
+        }
+        airlock_patch::ApplyPatchInvocation::Implicit => {
+            return Err(Refusal(
+                airlock_patch::IMPLICIT_INVOCATION_MESSAGE.to_owned(),
+            ));
+        }
+        airlock_patch::ApplyPatchInvocation::NotApplyPatch => {}
+    }
     let cwd = crate::common::working_directory(args.cd.as_deref())?;
     let env = crate::common::config_env()?;
     let config = load_config(&env, &args.overrides)?;
@@ -386,6 +416,31 @@ async fn run_exec(args: ExecArgs) -> Result<Finished, Refusal> {
         eprintln!("airlock: hint: {hint}");
     }
     Ok(finished)
+}
+
+/// The `apply-patch` settings of an `exec` call routed to the patch path.
+fn patch_settings(args: &ExecArgs) -> crate::apply_patch_cmd::PatchSettings {
+    crate::apply_patch_cmd::PatchSettings {
+        approval: if args.yolo {
+            Some(AskForApproval::Never)
+        } else {
+            args.approval.map(PolicyArg::policy)
+        },
+        profile: if args.yolo {
+            Some(DANGER_FULL_ACCESS.to_owned())
+        } else {
+            args.profile.clone()
+        },
+        cd: args.cd.clone(),
+        rules: args.rules.clone(),
+        reviewer: args.reviewer.map(|reviewer| match reviewer {
+            ReviewerArg::User => ApprovalsReviewer::User,
+            ReviewerArg::AutoReview => ApprovalsReviewer::AutoReview,
+        }),
+        strict_auto_review: args.strict_auto_review,
+        overrides: args.overrides.clone(),
+        via_exec: true,
+    }
 }
 
 /// The exit status of a finished call (spec 10 §CLI) and its notes on stderr.

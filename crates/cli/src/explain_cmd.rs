@@ -157,6 +157,16 @@ pub fn run(args: ExplainArgs) -> ExitCode {
             return ExitCode::from(INPUT_ERROR);
         }
     };
+    if !matches!(
+        airlock_patch::maybe_parse_apply_patch(&command),
+        airlock_patch::ApplyPatchInvocation::NotApplyPatch
+    ) {
+        // `exec` routes this to the patch path (spec 11); what follows is the command path's.
+        eprintln!(
+            "note: `airlock exec` does not run this as a command: it is an apply_patch call, \
+             handled like `airlock apply-patch` (the decisions below are for the command path)"
+        );
+    }
     let explanation = match explain(&args, command) {
         Ok(Ok(explanation)) => explanation,
         Ok(Err(error)) => {

@@ -2,6 +2,8 @@
 //! is confined. Each subcommand lives in its own module; `main` only parses
 //! arguments and dispatches, so start-up does no work before clap has run.
 
+mod apply_patch_cmd;
+mod apply_patch_helper;
 mod common;
 mod doctor_cmd;
 mod exec_cmd;
@@ -47,16 +49,25 @@ enum Command {
     /// status, 127 / 126 when the program is not found / not executable, or 125 when Airlock
     /// refuses.
     Exec(exec_cmd::ExecArgs),
+    /// Apply an apply_patch patch through approval, policy and the sandbox; exits 0 when
+    /// applied, 1 when the patch failed (nothing changed), 125 when Airlock refuses.
+    ApplyPatch(apply_patch_cmd::ApplyPatchArgs),
 }
 
 fn main() -> ExitCode {
     // The sandbox helper is internal and hot: dispatch it before clap.
     let mut raw = std::env::args_os();
-    if raw
-        .nth(1)
-        .is_some_and(|first| airlock_linux_sandbox::args::is_helper_subcommand(&first))
+    let first = raw.nth(1);
+    if first
+        .as_ref()
+        .is_some_and(|first| airlock_linux_sandbox::args::is_helper_subcommand(first))
     {
         return sandbox_cmd::run_helper_subcommand(raw);
+    }
+    // The sandboxed child that applies a patch (spec 11 §Enforcement).
+    if first.is_some_and(|first| first == airlock_core::apply_patch::APPLY_PATCH_HELPER_SUBCOMMAND)
+    {
+        return apply_patch_helper::run();
     }
     let cli = Cli::parse();
     match cli.command {
@@ -67,6 +78,7 @@ fn main() -> ExitCode {
         Command::Doctor(args) => doctor_cmd::run(args),
         Command::Explain(args) => explain_cmd::run(args),
         Command::Exec(args) => exec_cmd::run(args),
+        Command::ApplyPatch(args) => apply_patch_cmd::run(args),
     }
 }
 

@@ -213,12 +213,13 @@ impl AuditLog {
         &self.path
     }
 
-    /// Appends `record` as one line (one `write` call, under a lock so lines of concurrent
-    /// calls of this process never interleave).
+    /// Appends `record` (an [`AuditRecord`], or a patch's
+    /// [`PatchAuditRecord`](crate::apply_patch::PatchAuditRecord)) as one line (one `write`
+    /// call, under a lock so lines of concurrent calls of this process never interleave).
     ///
     /// # Errors
     /// [`AuditError`] when the folder or file cannot be created or written.
-    pub fn append(&self, record: &AuditRecord) -> Result<(), AuditError> {
+    pub fn append<T: Serialize>(&self, record: &T) -> Result<(), AuditError> {
         let error = |source| AuditError {
             path: self.path.clone(),
             source,

@@ -9,7 +9,9 @@
 //!   use and what happens when one fails to load (fail closed, spec 02);
 //! - the review of runs that would leave the sandbox ([`unsandboxed`]): a repository a
 //!   sandboxed command could have planted code in keeps `git` confined (issue 11);
-//! - the orchestrator, sessions and the audit log (spec 07, spec 10).
+//! - the orchestrator, sessions and the audit log (spec 07, spec 10);
+//! - the `apply_patch` tool's safety assessment, sandboxed runtime and atomic writer
+//!   ([`apply_patch`], spec 11; the patch language itself is crate `airlock-patch`).
 //!
 //! Must not: spawn processes outside the orchestrator, or widen anything a previous step
 //! decided (spec README invariant 1).
@@ -19,6 +21,7 @@
 pub mod exec_policy_manager;
 pub mod requirement;
 
+pub mod apply_patch;
 pub mod audit;
 mod audit_time;
 mod call_id;
@@ -45,6 +48,9 @@ pub use orchestrator::{
     ToolError, ToolOrchestrator,
 };
 pub use process::OutputMode;
-pub use session::{Session, SessionOptions, ShellCall, ShellCallOutcome};
+pub use session::{
+    PatchCall, PatchCallOutcome, PatchResult, Session, SessionOptions, ShellCall, ShellCallOutcome,
+    ShellToolOutcome,
+};
 pub use session_config::SessionConfig;
 pub use shell_runtime::{ShellRequest, ShellRuntime};

@@ -37,6 +37,27 @@ pub async fn spawn_and_collect(
     launch: &SandboxExecRequest,
     mode: OutputMode,
 ) -> Result<ExecOutput, ExecError> {
+    spawn(launch, mode, None).await
+}
+
+/// As [`spawn_and_collect`] in [`OutputMode::Capture`], with `input` written to the child's
+/// stdin (the apply_patch helper reads its request there). A sandbox set-up failure is
+/// [`ExecError::SandboxSetup`] here too, so no tool mistakes it for a denial (spec 07 step 6).
+///
+/// # Errors
+/// As [`spawn_and_collect`].
+pub async fn spawn_with_input(
+    launch: &SandboxExecRequest,
+    input: &[u8],
+) -> Result<ExecOutput, ExecError> {
+    spawn(launch, OutputMode::Capture, Some(input)).await
+}
+
+async fn spawn(
+    launch: &SandboxExecRequest,
+    mode: OutputMode,
+    input: Option<&[u8]>,
+) -> Result<ExecOutput, ExecError> {
     let Some((program, args)) = launch.argv.split_first() else {
         return Err(ExecError::Spawn {
             program: String::new(),
@@ -75,9 +96,10 @@ pub async fn spawn_and_collect(
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .kill_on_drop(true);
-    command.stdin(match mode {
-        OutputMode::Capture => Stdio::null(),
-        OutputMode::Tee => Stdio::inherit(),
+    command.stdin(match (mode, input) {
+        (_, Some(_)) => Stdio::piped(),
+        (OutputMode::Capture, None) => Stdio::null(),
+        (OutputMode::Tee, None) => Stdio::inherit(),
     });
     #[cfg(unix)]
     if let Some(arg0) = &launch.arg0 {
@@ -94,11 +116,20 @@ pub async fn spawn_and_collect(
     })?;
     let stdout = child.stdout.take();
     let stderr = child.stderr.take();
+    let stdin = child.stdin.take();
+    let feed = async move {
+        if let (Some(mut stdin), Some(input)) = (stdin, input) {
+            // A child that exits early closes the pipe; its exit status tells why.
+            let _ = stdin.write_all(input).await;
+            let _ = stdin.shutdown().await;
+        }
+    };
     let tee = mode == OutputMode::Tee;
-    let (stdout, stderr, status) = tokio::join!(
+    let (stdout, stderr, status, ()) = tokio::join!(
         collect(stdout, tee.then(tokio::io::stdout)),
         collect(stderr, tee.then(tokio::io::stderr)),
         child.wait(),
+        feed,
     );
     let status = status.map_err(ExecError::Wait)?;
     let mut output = ExecOutput {

@@ -43,6 +43,9 @@ use crate::requirement::create_exec_approval_requirement_for_command;
 use crate::shell_runtime::ShellRequest;
 use crate::shell_runtime::ShellRuntime;
 
+mod patch;
+pub use patch::{PatchCall, PatchCallOutcome, PatchResult, ShellToolOutcome};
+
 /// What a session is configured with.
 #[derive(Debug, Clone)]
 pub struct SessionOptions {

@@ -73,6 +73,21 @@ impl Dirs {
         self.outside_dir.as_ref().map(TempDir::path)
     }
 
+    /// The outside directory for tests that cannot mean anything without one: panics with
+    /// the fix when this machine has none (see [`outside::outside_dir`]).
+    pub fn outside_path(&self) -> &Path {
+        self.outside().unwrap_or_else(|| {
+            panic!(
+                "no directory outside every writable root of :workspace; set AIRLOCK_TEST_OUTSIDE"
+            )
+        })
+    }
+
+    /// [`Self::outside_path`] joined with `name`, as a string.
+    pub fn outside_path_str(&self, name: &str) -> String {
+        self.outside_path().join(name).display().to_string()
+    }
+
     /// A path in the outside directory, as a string (`None` as for [`Self::outside`]).
     pub fn outside_file(&self, name: &str) -> Option<String> {
         self.outside()
