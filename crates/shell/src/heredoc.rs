@@ -86,6 +86,6 @@ pub fn parse_shell_lc_single_command_prefix(argv: &[String]) -> Option<Vec<Strin
     if wrapper.form != WrapperForm::Exact {
         return None;
     }
-    let tree = parse_bash(wrapper.script, ParseBudget::start())?;
+    let tree = parse_bash(wrapper.script, &ParseBudget::start())?;
     heredoc_command(&tree, wrapper.script)
 }

@@ -60,7 +60,7 @@ pub use safe::{
     ExtraSafeCommand, ExtraSafeCommandError, SafeCommandOptions, TRUSTED_PROGRAM_DIRS,
     is_known_safe_command, is_safe_to_call_with_exec, is_trusted_program_path,
 };
-pub use syntax::{MAX_SCRIPT_BYTES, PARSE_TIME_BUDGET};
+pub use syntax::{MAX_SCRIPT_BYTES, PARSE_TIME_BACKSTOP, PARSE_WORK_BUDGET_TICKS};
 pub use wrapper::{
     ShellType, ShellWrapper, WrapperForm, detect_shell_type, extract_bash_command,
     extract_shell_wrapper,

@@ -17,7 +17,7 @@ pub enum NotPlainReason {
     /// tree-sitter reported a syntax error (spec 03 edge case 15).
     SyntaxError,
     /// The script could not be parsed at all: longer than [`crate::MAX_SCRIPT_BYTES`],
-    /// a NUL byte, or parsing exceeded [`crate::PARSE_TIME_BUDGET`].
+    /// a NUL byte, or parsing exceeded [`crate::PARSE_WORK_BUDGET_TICKS`].
     Unparsed,
     /// A syntax construct outside the plain subset (subshell, expansion, assignment,
     /// control flow, comment, ...). Carries the tree-sitter node kind.

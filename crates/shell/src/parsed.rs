@@ -122,7 +122,7 @@ pub fn parse_command_with_depth(argv: &[String], max_depth: usize) -> Result<Par
     let wrapper = extract_shell_wrapper(argv);
     let tree = wrapper
         .filter(|wrapper| wrapper.form == WrapperForm::Exact && !is_blank_script(wrapper.script))
-        .and_then(|wrapper| parse_bash(wrapper.script, budget).map(|tree| (wrapper.script, tree)));
+        .and_then(|wrapper| parse_bash(wrapper.script, &budget).map(|tree| (wrapper.script, tree)));
     let (mut segments, mut source) = segment(argv, tree.as_ref().map(|(_, tree)| tree), &mut notes);
     if segments
         .iter()
@@ -134,7 +134,7 @@ pub fn parse_command_with_depth(argv: &[String], max_depth: usize) -> Result<Par
         source = SegmentSource::WholeArgv;
     }
     let preparsed = tree.as_ref().map(|(script, tree)| (*script, tree));
-    let mut view: DenyView = deny_view_parsed(argv, max_depth, budget, preparsed);
+    let mut view: DenyView = deny_view_parsed(argv, max_depth, budget.clone(), preparsed);
     let seen: HashSet<Vec<String>> = view
         .commands
         .iter()
@@ -142,7 +142,7 @@ pub fn parse_command_with_depth(argv: &[String], max_depth: usize) -> Result<Par
         .collect();
     for segment in &segments {
         if !seen.contains(segment) {
-            extend_deny_view(&mut view, segment, max_depth, budget);
+            extend_deny_view(&mut view, segment, max_depth, budget.clone());
         }
     }
     notes.extend(view.notes);

@@ -122,7 +122,7 @@ pub(crate) fn plain_script(script: &str) -> Result<Vec<Vec<String>>, NotPlainRea
     if is_blank_script(script) {
         return Err(NotPlainReason::EmptyScript);
     }
-    let tree = parse_bash(script, ParseBudget::start()).ok_or(NotPlainReason::Unparsed)?;
+    let tree = parse_bash(script, &ParseBudget::start()).ok_or(NotPlainReason::Unparsed)?;
     plain_commands(&tree, script)
 }
 

@@ -3,6 +3,8 @@
 //! Everything that walks a tree does so with an explicit stack, never by recursion, so a
 //! hostile script with deeply nested constructs cannot overflow the thread's stack.
 
+use std::cell::Cell;
+use std::rc::Rc;
 use std::time::{Duration, Instant};
 
 use tree_sitter::{Node, ParseOptions, Parser, Tree};
@@ -12,26 +14,52 @@ use tree_sitter::{Node, ParseOptions, Parser, Tree};
 /// work one command can cost.
 pub const MAX_SCRIPT_BYTES: usize = 1 << 20;
 
-/// Total time all tree-sitter parses of one call ([`crate::parse_command`],
-/// [`crate::deny_view`], ...) may take. Ordinary scripts parse in microseconds and a
-/// 64 KiB script in a few milliseconds, but tree-sitter's error recovery is super-linear
-/// on some malformed inputs (seconds for 64 KiB of `a | a | ...|`); past the budget the
-/// parse is cancelled and the script counts as not understood. A cancelled parse only
-/// ever makes a decision stricter.
-pub const PARSE_TIME_BUDGET: Duration = Duration::from_millis(40);
+/// How much parsing work all tree-sitter parses of one call ([`crate::parse_command`],
+/// [`crate::deny_view`], ...) may do, in progress-callback ticks (tree-sitter calls the
+/// callback about every hundred parser operations). Ordinary scripts need one tick per
+/// ~80 bytes (a 64 KiB script: ~800 ticks, ~11 ms in a release build), but tree-sitter's
+/// error recovery is super-linear on some malformed inputs (64 KiB of `a | a | ...|`:
+/// 1,000 ticks take ~37 ms, and the recovery at the end of the input takes seconds);
+/// past the budget the parse is cancelled and the script counts as not understood, which
+/// only ever makes a decision stricter.
+///
+/// The budget counts work, not time, so the same script gets the same decision on an idle
+/// machine and on a loaded CI runner: a wall-clock budget made a forbidden `git push`
+/// drop to a prompt when the deny view's parse ran out of time under load.
+pub const PARSE_WORK_BUDGET_TICKS: u64 = 1_000;
 
-/// The deadline shared by every parse of one top-level call.
-#[derive(Debug, Clone, Copy)]
+/// A wall-clock backstop far above what [`PARSE_WORK_BUDGET_TICKS`] cost on any machine
+/// (debug builds on a loaded runner included), checked at each tick.
+pub const PARSE_TIME_BACKSTOP: Duration = Duration::from_secs(2);
+
+/// The work budget shared by every parse of one top-level call (clones share it).
+#[derive(Debug, Clone)]
 pub(crate) struct ParseBudget {
+    ticks_left: Rc<Cell<u64>>,
     deadline: Instant,
 }
 
 impl ParseBudget {
-    /// A budget of [`PARSE_TIME_BUDGET`] starting now.
+    /// A budget of [`PARSE_WORK_BUDGET_TICKS`] (and the [`PARSE_TIME_BACKSTOP`]) starting now.
     pub(crate) fn start() -> Self {
         Self {
-            deadline: Instant::now() + PARSE_TIME_BUDGET,
+            ticks_left: Rc::new(Cell::new(PARSE_WORK_BUDGET_TICKS)),
+            deadline: Instant::now() + PARSE_TIME_BACKSTOP,
         }
+    }
+
+    /// Spends one tick; `true` when the budget is exhausted.
+    fn spend(&self) -> bool {
+        let left = self.ticks_left.get();
+        if left == 0 {
+            return true;
+        }
+        self.ticks_left.set(left - 1);
+        Instant::now() >= self.deadline
+    }
+
+    fn exhausted(&self) -> bool {
+        self.ticks_left.get() == 0 || Instant::now() >= self.deadline
     }
 }
 
@@ -42,10 +70,10 @@ impl ParseBudget {
 /// the budget runs out, or the grammar cannot be loaded; `None` means "not safely
 /// understood". A returned tree may contain syntax errors: callers check `has_error()`
 /// where they need a clean parse.
-pub(crate) fn parse_bash(script: &str, budget: ParseBudget) -> Option<Tree> {
+pub(crate) fn parse_bash(script: &str, budget: &ParseBudget) -> Option<Tree> {
     if script.len() > MAX_SCRIPT_BYTES
         || script.contains('\0')
-        || Instant::now() >= budget.deadline
+        || budget.exhausted()
         || hits_brace_scanner_bug(script)
     {
         return None;
@@ -56,8 +84,8 @@ pub(crate) fn parse_bash(script: &str, budget: ParseBudget) -> Option<Tree> {
     let bytes = script.as_bytes();
     let mut read = |offset: usize, _| bytes.get(offset..).unwrap_or_default();
     // tree-sitter calls this every hundred parser operations; `true` cancels.
-    let mut out_of_time = |_: &tree_sitter::ParseState| Instant::now() >= budget.deadline;
-    let options = ParseOptions::new().progress_callback(&mut out_of_time);
+    let mut out_of_budget = |_: &tree_sitter::ParseState| budget.spend();
+    let options = ParseOptions::new().progress_callback(&mut out_of_budget);
     parser.parse_with_options(&mut read, None, Some(options))
 }
 

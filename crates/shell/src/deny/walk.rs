@@ -143,7 +143,7 @@ impl<'p> Collector<'p> {
             .preparsed
             .filter(|(text, _)| depth == 1 && *text == script)
             .map(|(_, tree)| tree.clone());
-        let Some(tree) = reused.or_else(|| parse_bash(script, self.budget)) else {
+        let Some(tree) = reused.or_else(|| parse_bash(script, &self.budget)) else {
             self.note(Note::ScriptUnparsed);
             return;
         };

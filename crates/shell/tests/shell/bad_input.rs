@@ -131,3 +131,29 @@ fn brace_followed_by_a_wide_code_point_is_not_parsed() {
         Some(vec![argv(&["printf", "{%s}", "∑", "é"])])
     );
 }
+
+#[test]
+fn the_parse_budget_counts_work_not_time() {
+    // 64 KiB of ordinary commands fits the work budget on any machine, loaded or not (a
+    // wall-clock budget failed it in debug builds under load, and a forbidden first
+    // command then fell out of the deny view).
+    let ordinary = "echo hi && ls -la /tmp; ".repeat(2700);
+    let argv = vec![
+        "bash".to_owned(),
+        "-lc".to_owned(),
+        format!("git push; {ordinary}"),
+    ];
+    let parsed = airlock_shell::parse_command(&argv).unwrap();
+    assert!(parsed.plain);
+    assert!(parsed.deny_view_complete());
+    assert!(parsed.inner.iter().any(|c| c.argv == ["git", "push"]));
+    // Super-linear error recovery is cut off by the same count: not understood, promptly.
+    let hostile = vec![
+        "bash".to_owned(),
+        "-lc".to_owned(),
+        "a | ".repeat(16 * 1024),
+    ];
+    let parsed = airlock_shell::parse_command(&hostile).unwrap();
+    assert!(!parsed.plain);
+    assert!(!parsed.deny_view_complete());
+}
