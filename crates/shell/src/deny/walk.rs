@@ -6,6 +6,7 @@ use tree_sitter::{Node, Tree};
 
 use super::exec_wrappers::{split_assignment, unwrap_exec_wrapper};
 use super::{AssignmentKind, DenyView, EnvAssignment, InnerCommand, Via};
+use crate::heredoc::{body_as_script, body_runs_commands, unquoted_body};
 use crate::notes::Note;
 use crate::plain::is_blank_script;
 use crate::redirect::file_redirect;
@@ -166,11 +167,46 @@ impl<'p> Collector<'p> {
                     self.record_assignment(node, script, AssignmentKind::Standalone, node_via);
                 }
                 "ERROR" => self.visit_error_words(node, script, &node_via, depth),
+                "heredoc_body" | "simple_heredoc_body" => {
+                    // tree-sitter does not parse backticks in a body, so the body is read
+                    // again as a double-quoted string; a quoted body is literal text.
+                    if let Some(body) = parent.and_then(|redirect| unquoted_body(redirect, script))
+                    {
+                        self.visit_heredoc_body(body, &node_via, depth);
+                    }
+                    continue;
+                }
                 _ => {}
             }
             for child in children(node).into_iter().rev() {
                 stack.push((child, Some(node), here.clone()));
             }
+        }
+    }
+
+    /// The commands an unquoted heredoc body runs while bash expands it (its
+    /// `` `…` `` and `$(…)` substitutions; issue 18 item 1, field log BL-08).
+    fn visit_heredoc_body(&mut self, body: &str, via: &[Via], depth: usize) {
+        if !body_runs_commands(body) {
+            return;
+        }
+        if depth >= self.max_depth {
+            self.note(Note::DepthLimitReached {
+                limit: self.max_depth,
+            });
+            return;
+        }
+        let script = body_as_script(body);
+        let first = self.view.commands.len();
+        self.visit_script(&script, via, depth + 1);
+        // The `:` that carries the string is not a command of the original script.
+        if self
+            .view
+            .commands
+            .get(first)
+            .is_some_and(|carrier| carrier.argv.first().is_some_and(|word| word == ":"))
+        {
+            self.view.commands.remove(first);
         }
     }
 
@@ -196,10 +232,19 @@ impl<'p> Collector<'p> {
                 _ => argv.push(loose_word(child, src)),
             }
         }
+        let mut after_heredoc = Vec::new();
         for redirect in &redirects {
-            if redirect.kind() == "file_redirect" {
-                let parts = file_redirect(*redirect, src);
-                argv.extend(parts.trailing_args.iter().map(|arg| loose_word(*arg, src)));
+            match redirect.kind() {
+                "file_redirect" => {
+                    let parts = file_redirect(*redirect, src);
+                    argv.extend(parts.trailing_args.iter().map(|arg| loose_word(*arg, src)));
+                }
+                "heredoc_redirect" => {
+                    let (arguments, commands) = heredoc_line_words(*redirect, src);
+                    argv.extend(arguments);
+                    after_heredoc.extend(commands);
+                }
+                _ => {}
             }
         }
         let stdin_script = argv
@@ -210,6 +255,9 @@ impl<'p> Collector<'p> {
                 stdin_script(&redirects, src).map(|script| (program.clone(), script))
             });
         self.visit_argv(argv, via.clone(), depth);
+        for command in after_heredoc {
+            self.visit_argv(command, via.clone(), depth);
+        }
         if let Some((program, script)) = stdin_script {
             if depth >= self.max_depth {
                 self.note(Note::DepthLimitReached {
@@ -357,6 +405,30 @@ fn redirects_of<'t>(command: Node<'t>, parent: Option<Node<'t>>) -> Vec<Node<'t>
         redirects.extend(named_children(parent).into_iter().filter(is_redirect));
     }
     redirects
+}
+
+/// The words tree-sitter attaches to a `heredoc_redirect` on the operator's line: those
+/// before any syntax error are further arguments of the fed command (`cat <<EOF -n`),
+/// each run after an error is a command of its own (`python3 <<PY ; rm -rf x` — the
+/// grammar does not see the `;`; issue 18 item 1).
+fn heredoc_line_words(redirect: Node<'_>, src: &str) -> (Vec<String>, Vec<Vec<String>>) {
+    let mut arguments = Vec::new();
+    let mut commands: Vec<Vec<String>> = Vec::new();
+    let mut after_error = false;
+    for child in named_children(redirect) {
+        if child.kind() == "ERROR" {
+            after_error = true;
+            commands.push(Vec::new());
+        } else if WORD_KINDS.contains(&child.kind()) {
+            let word = loose_word(child, src);
+            match commands.last_mut() {
+                Some(command) if after_error => command.push(word),
+                _ => arguments.push(word),
+            }
+        }
+    }
+    commands.retain(|command| !command.is_empty());
+    (arguments, commands)
 }
 
 /// The text a heredoc or herestring feeds on stdin, if any.
