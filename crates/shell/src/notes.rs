@@ -80,6 +80,13 @@ pub enum Note {
     /// byte, or out of parse time); its commands were not inspected. Callers must treat
     /// the command as not fully understood.
     ScriptUnparsed,
+    /// A shell reads its script from a pipe (`curl … | sh`): the commands it runs are
+    /// not known, so no rule can be checked against them (issue 18 item 2). The
+    /// requirement computation treats them as unknown code.
+    UnknownCode {
+        /// The shell as written.
+        program: String,
+    },
 }
 
 impl fmt::Display for Note {
@@ -97,6 +104,9 @@ impl fmt::Display for Note {
             }
             Self::ScriptUnparsed => {
                 f.write_str("a script could not be parsed; its commands were not inspected")
+            }
+            Self::UnknownCode { program } => {
+                write!(f, "`{program}` runs a script read from a pipe; its commands are unknown")
             }
         }
     }

@@ -3,7 +3,10 @@
 
 use airlock_execpolicy::{Decision, Policy, RuleMatch};
 use airlock_protocol::{ExecApprovalRequirement, ExecPolicyAmendment, FileSystemSandboxKind};
-use airlock_shell::{NotPlainReason, ParsedCommand, command_might_be_dangerous, parse_command};
+use airlock_shell::{
+    Note, NotPlainReason, ParsedCommand, command_might_be_dangerous, detect_shell_type,
+    parse_command,
+};
 
 use super::amendment::{ProposalInputs, propose_for_prompt, propose_for_skip};
 use super::danger::first_unallowed_danger;
@@ -78,6 +81,7 @@ pub fn create_exec_approval_requirement_for_command(
         causes: Vec::new(),
         heuristic_forbidden: None,
     };
+    state.collect_unknown_code(loaded);
     state.collect_causes(
         policy.is_none(),
         &code_loading_variables,
@@ -126,6 +130,39 @@ impl Decider<'_> {
             source: kind.source(),
             detail,
         });
+    }
+
+    /// A shell reading its script from a pipe (`curl … | sh`) runs unknown code
+    /// (issue 18 item 2): no `forbidden`/`prompt` rule can be checked against it, and an
+    /// allow rule for the shell would allow anything. Either way it is a prompt; with
+    /// only unrelated allow rules the fallback decides as for any unmatched command.
+    fn collect_unknown_code(&mut self, policy: &Policy) {
+        let Some(program) = self.parsed.notes.iter().find_map(|note| match note {
+            Note::UnknownCode { program } => Some(program.clone()),
+            _ => None,
+        }) else {
+            return;
+        };
+        let restricting_rules = policy
+            .rules()
+            .iter()
+            .any(|rule| rule.decision != Decision::Allow);
+        let shell_allowed = self.verdicts.iter().any(|verdict| {
+            verdict.allowed_by_rule()
+                && verdict
+                    .command
+                    .first()
+                    .is_some_and(|first| detect_shell_type(first).is_some())
+        });
+        if restricting_rules || shell_allowed {
+            let command = reason::render(self.request.command);
+            self.cause(
+                PromptKind::Incomplete,
+                format!(
+                    "`{command}` requires approval: `{program}` runs a script read from a pipe, which no rule can inspect"
+                ),
+            );
+        }
     }
 
     /// Step 5 of [`create_exec_approval_requirement_for_command`].

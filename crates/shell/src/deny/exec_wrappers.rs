@@ -173,7 +173,8 @@ pub struct Unwrapped<'a> {
 /// Unwraps one level of exec wrapper from `argv`.
 ///
 /// Recognises [`EXEC_WRAPPERS`] by basename, plus `eval` (its arguments are a script;
-/// not in spec 03's list, added because it executes code the same way). Option values
+/// not in spec 03's list, added because it executes code the same way), `trap` (its
+/// action is a script) and `coproc` (issue 18 item 2). Option values
 /// follow spec 03 edge case 23. Returns `None` when `argv[0]` is not a wrapper.
 pub fn unwrap_exec_wrapper(argv: &[String]) -> Option<Unwrapped<'_>> {
     let program = basename(argv.first()?);
@@ -185,6 +186,12 @@ pub fn unwrap_exec_wrapper(argv: &[String]) -> Option<Unwrapped<'_>> {
             assignments: Vec::new(),
             script: Some(script),
         });
+    }
+    if program == "trap" {
+        return unwrap_trap(argv);
+    }
+    if program == "coproc" {
+        return Some(unwrap_coproc(argv));
     }
     let syntax = SYNTAX.iter().find(|syntax| syntax.name == program)?;
     let mut split_string: Option<&str> = None;
@@ -284,6 +291,96 @@ pub fn unwrap_exec_wrapper(argv: &[String]) -> Option<Unwrapped<'_>> {
         assignments,
         script: None,
     })
+}
+
+/// `trap [-lp] [--] [ACTION] SIGNAL...`: ACTION is a script the shell runs later (issue 18
+/// item 2). `None` when there is no action (`trap`, `trap -p`, `trap - EXIT`).
+fn unwrap_trap(argv: &[String]) -> Option<Unwrapped<'_>> {
+    let mut rest = argv.get(1..).unwrap_or_default();
+    while let Some((first, tail)) = rest.split_first() {
+        if first == "--" {
+            rest = tail;
+            break;
+        }
+        if first.starts_with('-') && first.len() > 1 {
+            rest = tail;
+            continue;
+        }
+        break;
+    }
+    let action = rest.first().filter(|action| *action != "-" && rest.len() > 1)?;
+    Some(Unwrapped {
+        wrapper: "trap",
+        command: &[],
+        assignments: Vec::new(),
+        script: Some(action.clone()),
+    })
+}
+
+/// Keywords that open a compound command (the body of `coproc NAME { ...; }`).
+const COMPOUND_OPENERS: &[&str] = &[
+    "{", "(", "((", "if", "while", "until", "for", "case", "select", "[[",
+];
+
+/// `coproc [NAME] COMMAND`: runs COMMAND in the background (issue 18 item 2). A simple
+/// command is unwrapped as it is; a compound one (tree-sitter reads it as words) is
+/// handed back as a script, without the NAME.
+fn unwrap_coproc(argv: &[String]) -> Unwrapped<'_> {
+    let rest = argv.get(1..).unwrap_or_default();
+    let opens_compound = |index: usize| {
+        rest.get(index)
+            .is_some_and(|word| COMPOUND_OPENERS.contains(&word.as_str()))
+    };
+    let body = if opens_compound(0) {
+        Some(rest)
+    } else if rest.first().is_some_and(|name| is_variable_name(name)) && opens_compound(1) {
+        rest.get(1..)
+    } else {
+        None
+    };
+    match body {
+        Some(body) => Unwrapped {
+            wrapper: "coproc",
+            command: &[],
+            assignments: Vec::new(),
+            script: Some(body.join(" ")),
+        },
+        None => Unwrapped {
+            wrapper: "coproc",
+            command: rest,
+            assignments: Vec::new(),
+            script: None,
+        },
+    }
+}
+
+/// The commands `find` runs: each `-exec`/`-execdir`/`-ok`/`-okdir` action up to its
+/// `;` or `+` terminator (an unterminated one runs to the end; issue 18 item 2). Empty
+/// when `argv` is not `find`.
+pub(crate) fn find_actions(argv: &[String]) -> Vec<&[String]> {
+    let mut actions = Vec::new();
+    if argv.first().is_none_or(|program| basename(program) != "find") {
+        return actions;
+    }
+    let mut index = 1;
+    while let Some(token) = argv.get(index) {
+        index += 1;
+        if !matches!(token.as_str(), "-exec" | "-execdir" | "-ok" | "-okdir") {
+            continue;
+        }
+        let start = index;
+        while argv
+            .get(index)
+            .is_some_and(|token| token != ";" && token != "+")
+        {
+            index += 1;
+        }
+        if let Some(action) = argv.get(start..index).filter(|action| !action.is_empty()) {
+            actions.push(action);
+        }
+        index += 1;
+    }
+    actions
 }
 
 /// Whether `command`'s options include `-v` or `-V` (describe, do not run).

@@ -10,6 +10,7 @@
 //! code-loading assignments), never to allow anything.
 
 mod exec_wrappers;
+mod spellings;
 mod walk;
 
 use std::fmt;
@@ -46,9 +47,10 @@ pub enum Via {
         /// The wrapper's basename.
         wrapper: String,
     },
-    /// The command line of `env -S` or `eval`, re-parsed as a script.
+    /// The command line of `env -S` or `eval`, the action of `trap`, or the compound
+    /// body of `coproc`, re-parsed as a script.
     SplitString {
-        /// `env` or `eval`.
+        /// `env`, `eval`, `trap` or `coproc`.
         wrapper: String,
     },
     /// Inside `( ... )`.

@@ -4,7 +4,8 @@
 
 use tree_sitter::{Node, Tree};
 
-use super::exec_wrappers::{split_assignment, unwrap_exec_wrapper};
+use super::exec_wrappers::{find_actions, split_assignment, unwrap_exec_wrapper};
+use super::spellings::respelled;
 use super::{AssignmentKind, DenyView, EnvAssignment, InnerCommand, Via};
 use crate::heredoc::{body_as_script, body_runs_commands, unquoted_body};
 use crate::notes::Note;
@@ -13,6 +14,7 @@ use crate::redirect::file_redirect;
 use crate::syntax::{ParseBudget, children, named_children, parse_bash, text};
 use crate::words::loose_word;
 use crate::wrapper::{detect_shell_type, extract_shell_wrapper};
+use super::exec_wrappers::basename;
 
 /// Argument-like node kinds that make up a command when tree-sitter could not build one
 /// (inside an `ERROR` node).
@@ -79,6 +81,25 @@ impl<'p> Collector<'p> {
             argv: argv.clone(),
             via: via.clone(),
         });
+        let actions = find_actions(&argv);
+        if !actions.is_empty() {
+            if depth >= self.max_depth {
+                self.note(Note::DepthLimitReached {
+                    limit: self.max_depth,
+                });
+                return;
+            }
+            let find_via = extended(
+                &via,
+                Via::ExecWrapper {
+                    wrapper: "find".to_owned(),
+                },
+            );
+            for action in actions {
+                self.visit_argv(action.to_vec(), find_via.clone(), depth + 1);
+            }
+            return;
+        }
         let wrapper = extract_shell_wrapper(&argv);
         let unwrapped = if wrapper.is_none() {
             unwrap_exec_wrapper(&argv)
@@ -167,6 +188,7 @@ impl<'p> Collector<'p> {
                     self.record_assignment(node, script, AssignmentKind::Standalone, node_via);
                 }
                 "ERROR" => self.visit_error_words(node, script, &node_via, depth),
+                "pipeline" => self.visit_pipeline(node, script, &node_via, depth),
                 "heredoc_body" | "simple_heredoc_body" => {
                     // tree-sitter does not parse backticks in a body, so the body is read
                     // again as a double-quoted string; a quoted body is literal text.
@@ -181,6 +203,38 @@ impl<'p> Collector<'p> {
             for child in children(node).into_iter().rev() {
                 stack.push((child, Some(node), here.clone()));
             }
+        }
+    }
+
+    /// A pipeline whose later stage is a shell reading its script from the pipe
+    /// (`curl … | sh`, `… | sudo bash -s`): what that shell runs is unknown code
+    /// ([`Note::UnknownCode`]); when the stage before it only prints literal words
+    /// (`echo …`, `printf …`), those words are also read as the script (issue 18 item 2).
+    fn visit_pipeline(&mut self, node: Node<'_>, src: &str, via: &[Via], depth: usize) {
+        let stages: Vec<Node<'_>> = named_children(node)
+            .into_iter()
+            .filter(|stage| matches!(stage.kind(), "command" | "redirected_statement"))
+            .collect();
+        for pair in stages.windows(2) {
+            let [feeder, reader] = pair else { continue };
+            let Some(program) = stdin_shell(&stage_argv(*reader, src)) else {
+                continue;
+            };
+            self.note(Note::UnknownCode {
+                program: program.clone(),
+            });
+            let printed = stage_argv(*feeder, src);
+            let Some(script) = printed_words(&printed) else {
+                continue;
+            };
+            if depth >= self.max_depth {
+                self.note(Note::DepthLimitReached {
+                    limit: self.max_depth,
+                });
+                continue;
+            }
+            let via = extended(via, Via::ShellStdin { program });
+            self.visit_script(&script, &via, depth + 1);
         }
     }
 
@@ -254,6 +308,10 @@ impl<'p> Collector<'p> {
             .and_then(|program| {
                 stdin_script(&redirects, src).map(|script| (program.clone(), script))
             });
+        // Script words only: what bash makes of brace expansions and `$IFS`.
+        if let Some(respelled) = respelled(&argv) {
+            self.visit_argv(respelled, via.clone(), depth);
+        }
         self.visit_argv(argv, via.clone(), depth);
         for command in after_heredoc {
             self.visit_argv(command, via.clone(), depth);
@@ -345,17 +403,36 @@ impl<'p> Collector<'p> {
     /// Inside an `ERROR` node, runs of consecutive word-like children are treated as
     /// commands: bash may still run them (spec 03 edge case 15).
     fn visit_error_words(&mut self, node: Node<'_>, src: &str, via: &[Via], depth: usize) {
+        // tree-sitter reads a word that starts with a brace group (`{r,}m`) as the
+        // opening of a `{ ...; }` group it cannot close; the ERROR's own text, split into
+        // words, is what bash expands (issue 18 item 2).
+        let raw = text(node, src);
+        if raw.contains('{') && raw.contains(',') {
+            let words = shlex::split(raw)
+                .unwrap_or_else(|| raw.split_whitespace().map(str::to_owned).collect());
+            if let Some(respelled) = respelled(&words) {
+                self.visit_argv(respelled, via.to_vec(), depth);
+            }
+        }
         let mut run: Vec<String> = Vec::new();
         for child in children(node) {
             if child.is_named() && WORD_KINDS.contains(&child.kind()) {
                 run.push(loose_word(child, src));
             } else if !run.is_empty() {
-                self.visit_argv(std::mem::take(&mut run), via.to_vec(), depth);
+                self.visit_words(std::mem::take(&mut run), via, depth);
             }
         }
         if !run.is_empty() {
-            self.visit_argv(run, via.to_vec(), depth);
+            self.visit_words(run, via, depth);
         }
+    }
+
+    /// A run of script words: its re-spelling (brace expansion, `$IFS`) and itself.
+    fn visit_words(&mut self, words: Vec<String>, via: &[Via], depth: usize) {
+        if let Some(respelled) = respelled(&words) {
+            self.visit_argv(respelled, via.to_vec(), depth);
+        }
+        self.visit_argv(words, via.to_vec(), depth);
     }
 }
 
@@ -405,6 +482,77 @@ fn redirects_of<'t>(command: Node<'t>, parent: Option<Node<'t>>) -> Vec<Node<'t>
         redirects.extend(named_children(parent).into_iter().filter(is_redirect));
     }
     redirects
+}
+
+/// The loosely read words of a pipeline stage (a `command`, possibly redirected).
+fn stage_argv(stage: Node<'_>, src: &str) -> Vec<String> {
+    let command = if stage.kind() == "redirected_statement" {
+        stage.child_by_field_name("body")
+    } else {
+        Some(stage)
+    };
+    command
+        .filter(|command| command.kind() == "command")
+        .map(|command| {
+            named_children(command)
+                .into_iter()
+                .filter(|child| !NON_ARGUMENT_KINDS.contains(&child.kind()))
+                .map(|child| loose_word(child, src))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The shell (as written) when `argv`, through exec wrappers, is a shell that reads its
+/// script from stdin: no `-c` and no script-file operand, or `-s` / `-`.
+pub(crate) fn stdin_shell(argv: &[String]) -> Option<String> {
+    let mut current = argv;
+    for _ in 0..super::DEFAULT_MAX_DEPTH {
+        let program = current.first()?;
+        if detect_shell_type(program).is_some() {
+            if extract_shell_wrapper(current).is_some() {
+                return None;
+            }
+            let mut index = 1;
+            while let Some(token) = current.get(index) {
+                if token == "-" || token == "--" {
+                    return Some(program.clone());
+                }
+                let Some(letters) = token.strip_prefix('-').or_else(|| token.strip_prefix('+'))
+                else {
+                    // A script file operand, unless `-s` came first.
+                    return None;
+                };
+                if token.starts_with('-') && !token.starts_with("--") && letters.contains('s') {
+                    return Some(program.clone());
+                }
+                index += if !token.starts_with("--") && letters.ends_with(['o', 'O']) {
+                    2
+                } else {
+                    1
+                };
+            }
+            return Some(program.clone());
+        }
+        current = unwrap_exec_wrapper(current)?.command;
+    }
+    None
+}
+
+/// The script an `echo WORDS…` / `printf WORDS…` stage prints, best effort (options of
+/// `echo` dropped, words joined by spaces); `None` for any other program.
+fn printed_words(argv: &[String]) -> Option<String> {
+    let (program, args) = argv.split_first()?;
+    let args: Vec<&str> = match basename(program) {
+        "echo" => args
+            .iter()
+            .map(String::as_str)
+            .skip_while(|arg| matches!(*arg, "-n" | "-e" | "-E" | "-ne" | "-en"))
+            .collect(),
+        "printf" => args.iter().map(String::as_str).collect(),
+        _ => return None,
+    };
+    (!args.is_empty()).then(|| args.join(" "))
 }
 
 /// The words tree-sitter attaches to a `heredoc_redirect` on the operator's line: those

@@ -9,6 +9,7 @@ mod exec_wrappers;
 mod heredoc;
 mod parsed;
 mod plain;
+mod unmodelled;
 mod random_scripts;
 mod real_world;
 mod safe;
