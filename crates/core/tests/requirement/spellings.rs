@@ -128,3 +128,65 @@ fn piping_into_a_shell_is_unknown_code() {
         skip(false, None)
     );
 }
+
+// ----------------------------------------- item 3: more exec wrappers (BL-04)
+
+const PUSH_FORBIDDEN: &str = "prefix_rule(pattern=[\"git\", \"push\"], decision=\"forbidden\")\n";
+
+#[test]
+fn more_exec_wrappers_meet_the_forbidden_rule() {
+    let case = Case::new(PUSH_FORBIDDEN, AskForApproval::OnRequest);
+    for command in [
+        &["setsid", "git", "push"][..],
+        &["ionice", "-c", "3", "git", "push"],
+        &["taskset", "-c", "0", "git", "push"],
+        &["flock", "/tmp/l", "git", "push"],
+        &["flock", "/tmp/l", "-c", "git push"],
+        &["chrt", "-r", "1", "git", "push"],
+        &["watch", "-n", "1", "git push"],
+        &["unbuffer", "git", "push"],
+        &["busybox", "git", "push"],
+        &["toybox", "git", "push"],
+        &["bash", "-lc", "setsid -f ionice -c3 git push"],
+    ] {
+        let requirement = case.run(command);
+        assert!(is_forbidden(&requirement), "{command:?}: {requirement:?}");
+    }
+}
+
+#[test]
+fn wrappers_are_never_proposed() {
+    let untrusted = Case::new("", AskForApproval::UnlessTrusted);
+    for command in [
+        &["setsid", "make"][..],
+        &["ionice", "-c3", "make"],
+        &["taskset", "1", "make"],
+        &["flock", "/tmp/l", "make"],
+        &["chrt", "1", "make"],
+        &["watch", "make"],
+        &["unbuffer", "make"],
+        &["busybox", "make"],
+        &["toybox", "make"],
+    ] {
+        let requirement = untrusted.run(command);
+        assert_eq!(
+            requirement,
+            ExecApprovalRequirement::NeedsApproval {
+                reason: None,
+                proposed_execpolicy_amendment: None
+            },
+            "{command:?}"
+        );
+        let with_prefix = untrusted.clone_with_prefix(&command[..1]);
+        assert!(
+            matches!(
+                with_prefix.run(command),
+                ExecApprovalRequirement::NeedsApproval {
+                    proposed_execpolicy_amendment: None,
+                    ..
+                }
+            ),
+            "{command:?}"
+        );
+    }
+}

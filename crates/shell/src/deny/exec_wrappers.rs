@@ -9,9 +9,14 @@ use std::path::Path;
 
 /// The exec wrappers of spec 03 (also the amendment-refusal list of edge case 21):
 /// a proposal or rule prefix starting with one of these would cover any command.
+///
+/// Spec 03's list, then the wrappers of issue 18 item 3 (field log BL-04): `setsid`,
+/// `ionice`, `taskset`, `flock`, `chrt`, `watch`, `unbuffer`, and the multi-call
+/// binaries `busybox`/`toybox`, whose first argument names the applet that runs.
 pub const EXEC_WRAPPERS: &[&str] = &[
     "timeout", "nice", "nohup", "stdbuf", "env", "command", "builtin", "exec", "time", "xargs",
-    "sudo", "doas",
+    "sudo", "doas", "setsid", "ionice", "taskset", "flock", "chrt", "watch", "unbuffer",
+    "busybox", "toybox",
 ];
 
 /// Whether `program` (matched by basename, so `/usr/bin/env` counts) is one of
@@ -145,6 +150,74 @@ const SYNTAX: &[WrapperSyntax] = &[
         assignments: true,
     },
     WrapperSyntax {
+        name: "setsid",
+        short_with_value: &[],
+        long_with_value: &[],
+        positionals: 0,
+        assignments: false,
+    },
+    WrapperSyntax {
+        // `-p PID`, `-P PGID`, `-u UID` act on running processes (no command).
+        name: "ionice",
+        short_with_value: &['c', 'n', 'p', 'P', 'u'],
+        long_with_value: &["class", "classdata", "pid", "pgid", "uid"],
+        positionals: 0,
+        assignments: false,
+    },
+    WrapperSyntax {
+        // The affinity mask (or `-c` list) comes before the command.
+        name: "taskset",
+        short_with_value: &[],
+        long_with_value: &[],
+        positionals: 1,
+        assignments: false,
+    },
+    WrapperSyntax {
+        // `flock FILE COMMAND...` or `flock FILE -c SCRIPT`; `-c` is handled below.
+        name: "flock",
+        short_with_value: &['w', 'E'],
+        long_with_value: &["timeout", "conflict-exit-code"],
+        positionals: 1,
+        assignments: false,
+    },
+    WrapperSyntax {
+        // The priority comes before the command.
+        name: "chrt",
+        short_with_value: &['T', 'P', 'D'],
+        long_with_value: &["sched-runtime", "sched-period", "sched-deadline"],
+        positionals: 1,
+        assignments: false,
+    },
+    WrapperSyntax {
+        // Without `-x` the command words are joined and run by `sh -c`.
+        name: "watch",
+        short_with_value: &['n', 'q'],
+        long_with_value: &["interval", "equexit"],
+        positionals: 0,
+        assignments: false,
+    },
+    WrapperSyntax {
+        name: "unbuffer",
+        short_with_value: &[],
+        long_with_value: &[],
+        positionals: 0,
+        assignments: false,
+    },
+    WrapperSyntax {
+        name: "busybox",
+        short_with_value: &[],
+        long_with_value: &[],
+        positionals: 0,
+        assignments: false,
+    },
+    WrapperSyntax {
+        name: "toybox",
+        short_with_value: &[],
+        long_with_value: &[],
+        positionals: 0,
+        assignments: false,
+    },
+    WrapperSyntax {
         // `-a style` is OpenBSD doas.
         name: "doas",
         short_with_value: &['u', 'C', 'a'],
@@ -266,6 +339,52 @@ pub fn unwrap_exec_wrapper(argv: &[String]) -> Option<Unwrapped<'_>> {
     if syntax.name == "command" && describes_only(argv.get(1..index).unwrap_or_default()) {
         // `command -v git` / `command -V git` only report what `git` would be.
         rest = &[];
+    }
+    let options = argv.get(1..index).unwrap_or_default();
+    match syntax.name {
+        // `-p` acts on a running process; `chrt -m` only prints limits.
+        "ionice" | "taskset" | "chrt"
+            if options.iter().any(|option| {
+                option.starts_with("--pid")
+                    || option.starts_with("--pgid")
+                    || option.starts_with("--uid")
+                    || option == "--max"
+                    || (!option.starts_with("--")
+                        && option.starts_with('-')
+                        && option.contains(['p', 'P', 'u', 'm']))
+            }) =>
+        {
+            rest = &[];
+        }
+        "flock" => {
+            // Options may follow the lock file: `flock FILE -c SCRIPT`.
+            let script = match rest.first().map(String::as_str) {
+                Some("-c" | "--command") => rest.get(1).cloned(),
+                Some(option) => option
+                    .strip_prefix("--command=")
+                    .or_else(|| option.strip_prefix("-c").filter(|glued| !glued.is_empty()))
+                    .map(str::to_owned),
+                None => None,
+            };
+            if script.is_some() {
+                return Some(Unwrapped {
+                    wrapper: program,
+                    command: &[],
+                    assignments,
+                    script,
+                });
+            }
+        }
+        "watch" if !options.iter().any(|option| option == "-x" || option == "--exec") => {
+            let joined = rest.join(" ");
+            return Some(Unwrapped {
+                wrapper: program,
+                command: &[],
+                assignments,
+                script: (!rest.is_empty()).then_some(joined),
+            });
+        }
+        _ => {}
     }
     if let Some(split) = split_string {
         // `env -S STRING ARGS...` runs the words of STRING followed by ARGS.

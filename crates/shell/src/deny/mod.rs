@@ -47,10 +47,10 @@ pub enum Via {
         /// The wrapper's basename.
         wrapper: String,
     },
-    /// The command line of `env -S` or `eval`, the action of `trap`, or the compound
-    /// body of `coproc`, re-parsed as a script.
+    /// The command line of `env -S`, `eval`, `watch` or `flock -c`, the action of `trap`,
+    /// or the compound body of `coproc`, re-parsed as a script.
     SplitString {
-        /// `env`, `eval`, `trap` or `coproc`.
+        /// `env`, `eval`, `trap`, `coproc`, `watch` or `flock`.
         wrapper: String,
     },
     /// Inside `( ... )`.
