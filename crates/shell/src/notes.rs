@@ -80,9 +80,10 @@ pub enum Note {
     /// byte, or out of parse time); its commands were not inspected. Callers must treat
     /// the command as not fully understood.
     ScriptUnparsed,
-    /// A shell reads its script from a pipe (`curl … | sh`): the commands it runs are
-    /// not known, so no rule can be checked against them (issue 18 item 2). The
-    /// requirement computation treats them as unknown code.
+    /// A program runs code that is not on the command line: a shell reading its script
+    /// from a pipe (`curl … | sh`, issue 18 item 2) or a git alias taken from the
+    /// environment (`git --config-env=alias.x=VAR x`, item 4). No rule can be checked
+    /// against it; the requirement computation treats it as unknown code.
     UnknownCode {
         /// The shell as written.
         program: String,
@@ -106,7 +107,7 @@ impl fmt::Display for Note {
                 f.write_str("a script could not be parsed; its commands were not inspected")
             }
             Self::UnknownCode { program } => {
-                write!(f, "`{program}` runs a script read from a pipe; its commands are unknown")
+                write!(f, "`{program}` runs code that is not on the command line (a script read from a pipe, an alias from the environment); its commands are unknown")
             }
         }
     }

@@ -132,8 +132,8 @@ impl Decider<'_> {
         });
     }
 
-    /// A shell reading its script from a pipe (`curl … | sh`) runs unknown code
-    /// (issue 18 item 2): no `forbidden`/`prompt` rule can be checked against it, and an
+    /// A shell reading its script from a pipe (`curl … | sh`) or a git alias from the
+    /// environment runs unknown code (issue 18 items 2 and 4): no `forbidden`/`prompt` rule can be checked against it, and an
     /// allow rule for the shell would allow anything. Either way it is a prompt; with
     /// only unrelated allow rules the fallback decides as for any unmatched command.
     fn collect_unknown_code(&mut self, policy: &Policy) {
@@ -159,7 +159,7 @@ impl Decider<'_> {
             self.cause(
                 PromptKind::Incomplete,
                 format!(
-                    "`{command}` requires approval: `{program}` runs a script read from a pipe, which no rule can inspect"
+                    "`{command}` requires approval: `{program}` runs code that is not on the command line, which no rule can inspect"
                 ),
             );
         }

@@ -190,3 +190,55 @@ fn wrappers_are_never_proposed() {
         );
     }
 }
+
+// ---------------------------------------------- item 4: git global options
+
+#[test]
+fn git_global_options_do_not_hide_the_subcommand_from_rules() {
+    let forbidden = Case::new(PUSH_FORBIDDEN, AskForApproval::OnRequest);
+    for command in [
+        &["git", "-C", ".", "push"][..],
+        &["git", "--git-dir=.git", "push"],
+        &["git", "--work-tree", ".", "push", "origin"],
+        &["git", "--exec-path=/usr/lib/git-core", "push"],
+        &["git", "--namespace=x", "push"],
+        &["git", "-p", "push"],
+        &["git", "-c", "alias.x=push", "x"],
+        &["git", "-c", "alias.x=!git push", "x"],
+        &["bash", "-lc", "git -C . push"],
+    ] {
+        let requirement = forbidden.run(command);
+        assert!(is_forbidden(&requirement), "{command:?}: {requirement:?}");
+    }
+    let prompt = Case::new(
+        "prefix_rule(pattern=[\"git\", \"push\"], decision=\"prompt\")\n",
+        AskForApproval::OnRequest,
+    );
+    assert!(is_needs_approval(&prompt.run(&["git", "-C", ".", "push"])));
+    // An alias whose value is not on the command line is a prompt.
+    let requirement = forbidden.run(&["git", "--config-env=alias.x=CMD", "x"]);
+    assert!(is_needs_approval(&requirement), "{requirement:?}");
+}
+
+#[test]
+fn git_global_options_never_widen_an_allow_rule() {
+    // Allow rules keep Codex's positional matching: `-c` can select programs, so
+    // `git -c core.sshCommand=… push` is not the `git push` the rule allowed.
+    let allowed = Case::new(
+        "prefix_rule(pattern=[\"git\", \"push\"], decision=\"allow\")\n",
+        AskForApproval::UnlessTrusted,
+    );
+    assert_eq!(allowed.run(&["git", "push"]), skip(true, None));
+    let requirement = allowed.run(&["git", "-c", "core.sshCommand=sh -c id", "push"]);
+    assert!(is_needs_approval(&requirement), "{requirement:?}");
+}
+
+#[test]
+fn execpolicy_check_keeps_codex_positional_matching() {
+    let policy = policy(PUSH_FORBIDDEN);
+    let evaluation = policy.check(
+        &argv(&["git", "-C", ".", "push"]),
+        &airlock_execpolicy::MatchOptions::default(),
+    );
+    assert!(evaluation.matched_rules.is_empty(), "{evaluation:?}");
+}

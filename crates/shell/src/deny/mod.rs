@@ -53,6 +53,9 @@ pub enum Via {
         /// `env`, `eval`, `trap`, `coproc`, `watch` or `flock`.
         wrapper: String,
     },
+    /// What `git` runs once its global options are skipped (`git -C . push` →
+    /// `git push`) and a `-c alias.NAME=...` alias is resolved (issue 18 item 4).
+    GitGlobalOptions,
     /// Inside `( ... )`.
     Subshell,
     /// Inside `{ ...; }`.
@@ -78,6 +81,7 @@ impl fmt::Display for Via {
             Self::ShellStdin { program } => write!(f, "script fed to `{program}` on stdin"),
             Self::ExecWrapper { wrapper } => write!(f, "run by `{wrapper}`"),
             Self::SplitString { wrapper } => write!(f, "command line of `{wrapper}`"),
+            Self::GitGlobalOptions => f.write_str("git without its global options"),
             Self::Subshell => f.write_str("subshell"),
             Self::BraceGroup => f.write_str("brace group"),
             Self::CommandSubstitution => f.write_str("command substitution"),

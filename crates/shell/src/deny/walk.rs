@@ -7,6 +7,7 @@ use tree_sitter::{Node, Tree};
 use super::exec_wrappers::{find_actions, split_assignment, unwrap_exec_wrapper};
 use super::spellings::respelled;
 use super::{AssignmentKind, DenyView, EnvAssignment, InnerCommand, Via};
+use crate::git::{GitRuns, git_runs};
 use crate::heredoc::{body_as_script, body_runs_commands, unquoted_body};
 use crate::notes::Note;
 use crate::plain::is_blank_script;
@@ -81,6 +82,10 @@ impl<'p> Collector<'p> {
             argv: argv.clone(),
             via: via.clone(),
         });
+        if let Some(runs) = git_runs(&argv) {
+            self.visit_git(runs, &via, depth);
+            return;
+        }
         let actions = find_actions(&argv);
         if !actions.is_empty() {
             if depth >= self.max_depth {
@@ -203,6 +208,25 @@ impl<'p> Collector<'p> {
             for child in children(node).into_iter().rev() {
                 stack.push((child, Some(node), here.clone()));
             }
+        }
+    }
+
+    /// What a `git` argv with global options runs (issue 18 item 4): the command without
+    /// them, the script of a `!`-alias, or unknown code for an alias defined elsewhere.
+    fn visit_git(&mut self, runs: GitRuns, via: &[Via], depth: usize) {
+        if depth >= self.max_depth {
+            self.note(Note::DepthLimitReached {
+                limit: self.max_depth,
+            });
+            return;
+        }
+        let via = extended(via, Via::GitGlobalOptions);
+        match runs {
+            GitRuns::Command(command) => self.visit_argv(command, via, depth + 1),
+            GitRuns::Script(script) => self.visit_script(&script, &via, depth + 1),
+            GitRuns::Unknown => self.note(Note::UnknownCode {
+                program: "git".to_owned(),
+            }),
         }
     }
 

@@ -142,3 +142,38 @@ fn brace_expansion_ansi_c_and_ifs_in_words() {
     // A direct argv is not shell-expanded: its tokens are what runs.
     assert_eq!(inner(&argv(&["echo", "{a,b}"])), vec![argv(&["echo", "{a,b}"])]);
 }
+
+// ------------------------------------------------ issue 18 item 4: git global options
+
+#[test]
+fn git_global_options_are_skipped_in_the_deny_view() {
+    for command in [
+        argv(&["git", "-C", ".", "push"]),
+        argv(&["git", "--git-dir=.git", "push"]),
+        argv(&["git", "--git-dir", ".git", "--work-tree=.", "push"]),
+        argv(&["git", "--exec-path=/usr/lib/git-core", "push"]),
+        argv(&["git", "--namespace", "n", "push"]),
+        argv(&["git", "-p", "push"]),
+        argv(&["/usr/bin/git", "-c", "user.name=x", "push"]),
+        argv(&["git", "-c", "alias.x=push", "x"]),
+        argv(&["git", "-c", "alias.x=!git push", "x"]),
+        bash("cd x && git -C . push"),
+    ] {
+        let found = inner(&command);
+        assert!(
+            found
+                .iter()
+                .any(|inner| inner.len() >= 2 && inner[1] == "push" && inner[0].ends_with("git")),
+            "{command:?}: {found:?}"
+        );
+    }
+    let parsed = parse_command(&argv(&["git", "--config-env=alias.x=CMD", "x"])).unwrap();
+    assert!(
+        parsed
+            .notes
+            .iter()
+            .any(|note| matches!(note, Note::UnknownCode { .. })),
+        "{:?}",
+        parsed.notes
+    );
+}
