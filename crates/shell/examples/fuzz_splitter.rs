@@ -19,14 +19,80 @@ use std::time::{Duration, Instant};
 
 /// Tokens that reach the parser's interesting corners.
 const TOKENS: &[&str] = &[
-    " ", "\n", ";", "&&", "||", "|", "&", "(", ")", "{ ", " }", "$(", "`", "<(", ">(", "<<EOF\n",
-    "\nEOF\n", "<<'EOF'\n", "<<-X\n", "<<<", ">", ">>", "2>&1", "</dev/null", "'", "\"", "\\",
-    "$'\\x72m'", "${IFS}", "$IFS", "{a,b}", "{r,}m", "$((1+2))", "${x:-y}", "$@", "*", "?", "[[",
-    "]]", "if true; then ", "; fi", "while :; do ", "; done", "case x in x) ", ";; esac",
-    "f() { ", "coproc ", "trap 'x' EXIT ", "eval ", "exec ", "env -S ", "sudo -u r ", "timeout 5 ",
-    "xargs ", "find . -exec ", " \\; ", " -delete", "bash -c ", "sh -lc ", "| sh", "watch ",
-    "flock /l -c ", "busybox ", "rm -rf ", "git -C . push ", "git -c alias.x=push x ",
-    "FOO=1 ", "LD_PRELOAD=x ", "export A=1; ", "#", "\u{202e}", "é", "\u{0}", "\t",
+    " ",
+    "\n",
+    ";",
+    "&&",
+    "||",
+    "|",
+    "&",
+    "(",
+    ")",
+    "{ ",
+    " }",
+    "$(",
+    "`",
+    "<(",
+    ">(",
+    "<<EOF\n",
+    "\nEOF\n",
+    "<<'EOF'\n",
+    "<<-X\n",
+    "<<<",
+    ">",
+    ">>",
+    "2>&1",
+    "</dev/null",
+    "'",
+    "\"",
+    "\\",
+    "$'\\x72m'",
+    "${IFS}",
+    "$IFS",
+    "{a,b}",
+    "{r,}m",
+    "$((1+2))",
+    "${x:-y}",
+    "$@",
+    "*",
+    "?",
+    "[[",
+    "]]",
+    "if true; then ",
+    "; fi",
+    "while :; do ",
+    "; done",
+    "case x in x) ",
+    ";; esac",
+    "f() { ",
+    "coproc ",
+    "trap 'x' EXIT ",
+    "eval ",
+    "exec ",
+    "env -S ",
+    "sudo -u r ",
+    "timeout 5 ",
+    "xargs ",
+    "find . -exec ",
+    " \\; ",
+    " -delete",
+    "bash -c ",
+    "sh -lc ",
+    "| sh",
+    "watch ",
+    "flock /l -c ",
+    "busybox ",
+    "rm -rf ",
+    "git -C . push ",
+    "git -c alias.x=push x ",
+    "FOO=1 ",
+    "LD_PRELOAD=x ",
+    "export A=1; ",
+    "#",
+    "\u{202e}",
+    "é",
+    "\u{0}",
+    "\t",
 ];
 
 fn main() {
@@ -57,15 +123,25 @@ fn main() {
     let hung = Arc::new(AtomicBool::new(false));
     let clock = Instant::now();
     {
-        let (started_at, current, hung, artifacts) =
-            (started_at.clone(), current.clone(), hung.clone(), artifacts.clone());
+        let (started_at, current, hung, artifacts) = (
+            started_at.clone(),
+            current.clone(),
+            hung.clone(),
+            artifacts.clone(),
+        );
         std::thread::spawn(move || {
             loop {
                 std::thread::sleep(Duration::from_millis(50));
                 let start = started_at.load(Ordering::SeqCst);
                 let now = clock.elapsed().as_millis() as u64;
-                if start != 0 && now.saturating_sub(start) > hang_ms && !hung.swap(true, Ordering::SeqCst) {
-                    let input = current.lock().map(|input| input.clone()).unwrap_or_default();
+                if start != 0
+                    && now.saturating_sub(start) > hang_ms
+                    && !hung.swap(true, Ordering::SeqCst)
+                {
+                    let input = current
+                        .lock()
+                        .map(|input| input.clone())
+                        .unwrap_or_default();
                     save(&artifacts, "hang", &input);
                 }
             }
@@ -122,7 +198,10 @@ fn exercise(script: &str) {
             continue;
         };
         assert!(!parsed.segments.is_empty(), "no segments");
-        assert!(parsed.segments.iter().all(|segment| !segment.is_empty()), "empty segment");
+        assert!(
+            parsed.segments.iter().all(|segment| !segment.is_empty()),
+            "empty segment"
+        );
         for segment in &parsed.segments {
             assert!(
                 parsed.inner.iter().any(|inner| &inner.argv == segment),
@@ -130,7 +209,10 @@ fn exercise(script: &str) {
             );
         }
         assert!(
-            parsed.inner.iter().all(|inner| inner.argv.first().is_some_and(|p| !p.is_empty())),
+            parsed
+                .inner
+                .iter()
+                .all(|inner| inner.argv.first().is_some_and(|p| !p.is_empty())),
             "deny-view command with an empty program"
         );
         let _ = parsed.find_dangerous();
@@ -162,30 +244,59 @@ fn next_input(rng: &mut fastrand::Rng, corpus: &[String]) -> String {
 
 /// A random script from a small grammar of commands, operators and constructs.
 fn generate(rng: &mut fastrand::Rng, depth: usize) -> String {
-    let words = ["ls", "git push", "rm -rf x", "echo hi", "cat f", "python3 -", "curl u", "x"];
+    let words = [
+        "ls",
+        "git push",
+        "rm -rf x",
+        "echo hi",
+        "cat f",
+        "python3 -",
+        "curl u",
+        "x",
+    ];
     let simple = words[rng.usize(..words.len())].to_owned();
     if depth > 6 {
         return simple;
     }
     match rng.u8(..12) {
-        0 => format!("{} && {}", generate(rng, depth + 1), generate(rng, depth + 1)),
-        1 => format!("{} | {}", generate(rng, depth + 1), generate(rng, depth + 1)),
+        0 => format!(
+            "{} && {}",
+            generate(rng, depth + 1),
+            generate(rng, depth + 1)
+        ),
+        1 => format!(
+            "{} | {}",
+            generate(rng, depth + 1),
+            generate(rng, depth + 1)
+        ),
         2 => format!("( {} )", generate(rng, depth + 1)),
         3 => format!("{{ {}; }}", generate(rng, depth + 1)),
         4 => format!("echo $({})", generate(rng, depth + 1)),
         5 => format!("bash -c '{}'", generate(rng, depth + 1).replace('\'', "")),
-        6 => format!("if {}; then {}; fi", generate(rng, depth + 1), generate(rng, depth + 1)),
+        6 => format!(
+            "if {}; then {}; fi",
+            generate(rng, depth + 1),
+            generate(rng, depth + 1)
+        ),
         7 => format!("cat <<EOF\n`{}`\nEOF", generate(rng, depth + 1)),
         8 => format!("timeout 5 {}", generate(rng, depth + 1)),
         9 => format!("f() {{ {}; }}; f", generate(rng, depth + 1)),
-        10 => format!("{}{}", TOKENS[rng.usize(..TOKENS.len())], generate(rng, depth + 1)),
+        10 => format!(
+            "{}{}",
+            TOKENS[rng.usize(..TOKENS.len())],
+            generate(rng, depth + 1)
+        ),
         _ => simple,
     }
 }
 
 fn mutate(rng: &mut fastrand::Rng, input: String, corpus: &[String]) -> String {
     let mut chars: Vec<char> = input.chars().collect();
-    let at = if chars.is_empty() { 0 } else { rng.usize(..=chars.len()) };
+    let at = if chars.is_empty() {
+        0
+    } else {
+        rng.usize(..=chars.len())
+    };
     match rng.u8(..8) {
         0 if !chars.is_empty() => {
             chars.remove(at.min(chars.len() - 1));
@@ -239,7 +350,9 @@ fn load_corpus(files: &[PathBuf]) -> Vec<String> {
                 } else if let Some(command) = value.get("command").and_then(|c| c.as_array()) {
                     let words: Vec<&str> = command.iter().filter_map(|w| w.as_str()).collect();
                     match words.as_slice() {
-                        [_, flag, script] if flag.starts_with('-') => corpus.push((*script).to_owned()),
+                        [_, flag, script] if flag.starts_with('-') => {
+                            corpus.push((*script).to_owned())
+                        }
                         _ => corpus.push(words.join(" ")),
                     }
                 }

@@ -101,7 +101,11 @@ pub(crate) fn git_runs(argv: &[String]) -> Option<GitRuns> {
             let mut script = script.to_owned();
             for arg in &rest {
                 script.push(' ');
-                script.push_str(&shlex::try_quote(arg).map(|q| q.into_owned()).unwrap_or_default());
+                script.push_str(
+                    &shlex::try_quote(arg)
+                        .map(|q| q.into_owned())
+                        .unwrap_or_default(),
+                );
             }
             return Some(GitRuns::Script(script));
         }
@@ -129,7 +133,10 @@ fn command_line_aliases(globals: &[String]) -> (Vec<(String, String)>, Vec<Strin
             "--config-env" => (globals.get(index).map(String::as_str), true),
             other => match other.strip_prefix("--config-env=") {
                 Some(value) => (Some(value), true),
-                None => (other.strip_prefix("-c").filter(|glued| !glued.is_empty()), false),
+                None => (
+                    other.strip_prefix("-c").filter(|glued| !glued.is_empty()),
+                    false,
+                ),
             },
         };
         if matches!(token.as_str(), "-c" | "--config-env") {
@@ -192,7 +199,9 @@ mod tests {
         );
         assert_eq!(
             runs(&["git", "-c", "alias.x=push --force", "x", "origin"]),
-            Some(GitRuns::Command(argv(&["git", "push", "--force", "origin"])))
+            Some(GitRuns::Command(argv(&[
+                "git", "push", "--force", "origin"
+            ])))
         );
         assert_eq!(
             runs(&["git", "-c", "alias.y=push", "-c", "alias.X=y", "x"]),

@@ -107,7 +107,10 @@ impl fmt::Display for Note {
                 f.write_str("a script could not be parsed; its commands were not inspected")
             }
             Self::UnknownCode { program } => {
-                write!(f, "`{program}` runs code that is not on the command line (a script read from a pipe, an alias from the environment); its commands are unknown")
+                write!(
+                    f,
+                    "`{program}` runs code that is not on the command line (a script read from a pipe, an alias from the environment); its commands are unknown"
+                )
             }
         }
     }

@@ -15,8 +15,8 @@ use std::path::Path;
 /// binaries `busybox`/`toybox`, whose first argument names the applet that runs.
 pub const EXEC_WRAPPERS: &[&str] = &[
     "timeout", "nice", "nohup", "stdbuf", "env", "command", "builtin", "exec", "time", "xargs",
-    "sudo", "doas", "setsid", "ionice", "taskset", "flock", "chrt", "watch", "unbuffer",
-    "busybox", "toybox",
+    "sudo", "doas", "setsid", "ionice", "taskset", "flock", "chrt", "watch", "unbuffer", "busybox",
+    "toybox",
 ];
 
 /// Whether `program` (matched by basename, so `/usr/bin/env` counts) is one of
@@ -375,7 +375,11 @@ pub fn unwrap_exec_wrapper(argv: &[String]) -> Option<Unwrapped<'_>> {
                 });
             }
         }
-        "watch" if !options.iter().any(|option| option == "-x" || option == "--exec") => {
+        "watch"
+            if !options
+                .iter()
+                .any(|option| option == "-x" || option == "--exec") =>
+        {
             let joined = rest.join(" ");
             return Some(Unwrapped {
                 wrapper: program,
@@ -427,7 +431,9 @@ fn unwrap_trap(argv: &[String]) -> Option<Unwrapped<'_>> {
         }
         break;
     }
-    let action = rest.first().filter(|action| *action != "-" && rest.len() > 1)?;
+    let action = rest
+        .first()
+        .filter(|action| *action != "-" && rest.len() > 1)?;
     Some(Unwrapped {
         wrapper: "trap",
         command: &[],
@@ -478,7 +484,10 @@ fn unwrap_coproc(argv: &[String]) -> Unwrapped<'_> {
 /// when `argv` is not `find`.
 pub(crate) fn find_actions(argv: &[String]) -> Vec<&[String]> {
     let mut actions = Vec::new();
-    if argv.first().is_none_or(|program| basename(program) != "find") {
+    if argv
+        .first()
+        .is_none_or(|program| basename(program) != "find")
+    {
         return actions;
     }
     let mut index = 1;

@@ -139,7 +139,10 @@ mod tests {
     fn brace_alternatives_become_words() {
         assert_eq!(brace_expand("{r,}m"), words(&["rm", "m"]));
         assert_eq!(brace_expand("{rm,-rf,x}"), words(&["rm", "-rf", "x"]));
-        assert_eq!(brace_expand("a{b,{c,d}}e"), words(&["abe", "ace", "abe", "ade"]));
+        assert_eq!(
+            brace_expand("a{b,{c,d}}e"),
+            words(&["abe", "ace", "abe", "ade"])
+        );
         assert_eq!(brace_expand("${HOME}"), words(&["${HOME}"]));
         assert_eq!(brace_expand("{x}"), words(&["{x}"]));
         assert_eq!(brace_expand("{{{{"), words(&["{{{{"]));

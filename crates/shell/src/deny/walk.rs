@@ -4,6 +4,7 @@
 
 use tree_sitter::{Node, Tree};
 
+use super::exec_wrappers::basename;
 use super::exec_wrappers::{find_actions, split_assignment, unwrap_exec_wrapper};
 use super::spellings::respelled;
 use super::{AssignmentKind, DenyView, EnvAssignment, InnerCommand, Via};
@@ -15,7 +16,6 @@ use crate::redirect::file_redirect;
 use crate::syntax::{ParseBudget, children, named_children, parse_bash, text};
 use crate::words::loose_word;
 use crate::wrapper::{detect_shell_type, extract_shell_wrapper};
-use super::exec_wrappers::basename;
 
 /// Argument-like node kinds that make up a command when tree-sitter could not build one
 /// (inside an `ERROR` node).

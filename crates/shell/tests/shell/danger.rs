@@ -76,7 +76,10 @@ fn find_delete() {
             &["find", ".", "-name", "*.o", "-delete"],
             &["/usr/bin/find", "/", "-delete"],
         ],
-        &[&["find", ".", "-name", "-deleted"], &["find", ".", "-print"]],
+        &[
+            &["find", ".", "-name", "-deleted"],
+            &["find", ".", "-print"],
+        ],
     );
     assert!(command_might_be_dangerous(&bash("cd x && find ~ -delete")));
 }

@@ -139,5 +139,8 @@ fn a_command_after_the_heredoc_operator_is_a_command() {
         assert_eq!(heredoc(script), None, "{script:?}");
     }
     // Words after the delimiter without a separator are arguments of the fed command.
-    assert!(inner_contains(&bash("cat <<EOF -n\nhi\nEOF"), &["cat", "-n"]));
+    assert!(inner_contains(
+        &bash("cat <<EOF -n\nhi\nEOF"),
+        &["cat", "-n"]
+    ));
 }

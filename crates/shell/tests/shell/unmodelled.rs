@@ -21,7 +21,11 @@ fn coproc_runs_its_command() {
         "coproc { rm -rf x; }",
         "coproc sudo rm -rf x",
     ] {
-        assert!(sees_rm(&bash(script)), "{script:?}: {:?}", inner(&bash(script)));
+        assert!(
+            sees_rm(&bash(script)),
+            "{script:?}: {:?}",
+            inner(&bash(script))
+        );
     }
     assert!(sees_rm(&argv(&["coproc", "rm", "-rf", "x"])));
 }
@@ -33,7 +37,11 @@ fn trap_actions_are_scripts() {
         "trap -- \"rm -rf x\" INT TERM",
         "trap 'echo hi; rm -rf x' 0",
     ] {
-        assert!(sees_rm(&bash(script)), "{script:?}: {:?}", inner(&bash(script)));
+        assert!(
+            sees_rm(&bash(script)),
+            "{script:?}: {:?}",
+            inner(&bash(script))
+        );
     }
     // Listing and resetting run nothing.
     assert_eq!(inner(&bash("trap -p")).len(), 2);
@@ -52,7 +60,11 @@ fn eval_and_nested_shells_at_any_depth() {
         "bash -c \"eval 'timeout 5 sh -lc \\\"rm -rf x\\\"'\"",
         "nohup bash -e -c 'rm -rf x' &",
     ] {
-        assert!(sees_rm(&bash(script)), "{script:?}: {:?}", inner(&bash(script)));
+        assert!(
+            sees_rm(&bash(script)),
+            "{script:?}: {:?}",
+            inner(&bash(script))
+        );
     }
 }
 
@@ -60,7 +72,9 @@ fn eval_and_nested_shells_at_any_depth() {
 fn find_actions_are_commands() {
     for command in [
         argv(&["find", ".", "-exec", "rm", "-rf", "x", ";"]),
-        argv(&["find", ".", "-name", "y", "-execdir", "rm", "-rf", "x", "{}", "+"]),
+        argv(&[
+            "find", ".", "-name", "y", "-execdir", "rm", "-rf", "x", "{}", "+",
+        ]),
         argv(&["find", ".", "-ok", "rm", "-rf", "x", ";"]),
         argv(&["find", ".", "-okdir", "rm", "-rf", "x", ";"]),
         bash("find . -type f -exec rm -rf x \\;"),
@@ -82,7 +96,11 @@ fn xargs_runs_its_command() {
         "xargs -I{} rm -rf x",
         "xargs -P4 -L 1 rm -rf x",
     ] {
-        assert!(sees_rm(&bash(script)), "{script:?}: {:?}", inner(&bash(script)));
+        assert!(
+            sees_rm(&bash(script)),
+            "{script:?}: {:?}",
+            inner(&bash(script))
+        );
     }
 }
 
@@ -105,7 +123,11 @@ fn piping_into_a_shell_is_unknown_code() {
             parsed.notes
         );
     }
-    for script in ["curl https://x.invalid | sh -c 'cat'", "cat x | sh run.sh", "ls | wc -l"] {
+    for script in [
+        "curl https://x.invalid | sh -c 'cat'",
+        "cat x | sh run.sh",
+        "ls | wc -l",
+    ] {
         let parsed = parse_command(&bash(script)).unwrap();
         assert!(
             !parsed
@@ -140,7 +162,10 @@ fn brace_expansion_ansi_c_and_ifs_in_words() {
         );
     }
     // A direct argv is not shell-expanded: its tokens are what runs.
-    assert_eq!(inner(&argv(&["echo", "{a,b}"])), vec![argv(&["echo", "{a,b}"])]);
+    assert_eq!(
+        inner(&argv(&["echo", "{a,b}"])),
+        vec![argv(&["echo", "{a,b}"])]
+    );
 }
 
 // ------------------------------------------------ issue 18 item 4: git global options
