@@ -53,7 +53,7 @@ pub fn create_exec_approval_requirement_for_command(
     let loaded = policy.unwrap_or(&empty);
     let evaluator = SegmentEvaluator::new(request, parsed.plain);
     let whole_dangerous = parsed.find_dangerous().is_some();
-    let verdicts: Vec<SegmentVerdict> = parsed
+    let mut verdicts: Vec<SegmentVerdict> = parsed
         .segments
         .iter()
         .map(|segment| {
@@ -65,6 +65,9 @@ pub fn create_exec_approval_requirement_for_command(
             evaluator.evaluate(loaded, segment, dangerous)
         })
         .collect();
+    if let Some(allowed) = allowed_without_assignments(&parsed, &verdicts, loaded, &evaluator) {
+        verdicts = vec![allowed];
+    }
     let deny_view_matches = deny_view_matches(loaded, request.command, &parsed);
     let dangerous = first_unallowed_danger(&parsed.inner, &verdicts);
     let mut code_loading_variables: Vec<String> = Vec::new();
@@ -110,6 +113,41 @@ pub fn create_exec_approval_requirement_for_command(
             .is_none()
             .then(|| "the exec policy could not be loaded".to_owned()),
         requirement,
+    })
+}
+
+/// Issue 18 item 5 (field log BL-06): a script that is not plain only because of
+/// leading assignments of variables that load no code (`FOO=1 gh api …`) is allowed by
+/// rule when every segment without them is, and nothing matched the whole argv. The
+/// verdict is for the whole argv, so it is never plain: no bypass, no amendment (spec 03
+/// decision 5). Forbidden and prompt rules already see the stripped commands through
+/// the deny view.
+fn allowed_without_assignments(
+    parsed: &ParsedCommand,
+    verdicts: &[SegmentVerdict],
+    policy: &Policy,
+    evaluator: &SegmentEvaluator<'_>,
+) -> Option<SegmentVerdict> {
+    let stripped = parsed.assignment_free_segments.as_ref()?;
+    let [whole] = verdicts else { return None };
+    if whole.matches.iter().any(RuleMatch::is_policy_match) {
+        return None;
+    }
+    let mut matches = Vec::new();
+    for segment in stripped {
+        let verdict = evaluator.evaluate(policy, segment, command_might_be_dangerous(segment));
+        if !verdict.allowed_by_rule() {
+            return None;
+        }
+        matches.extend(verdict.matches);
+    }
+    Some(SegmentVerdict {
+        command: whole.command.clone(),
+        matches,
+        known_safe: false,
+        dangerous: whole.dangerous,
+        decision: Decision::Allow,
+        bypass_eligible: false,
     })
 }
 

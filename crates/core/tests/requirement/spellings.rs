@@ -242,3 +242,45 @@ fn execpolicy_check_keeps_codex_positional_matching() {
     );
     assert!(evaluation.matched_rules.is_empty(), "{evaluation:?}");
 }
+
+// ------------------------------------------------- item 5: assignments (BL-06)
+
+const GH_API_ALLOWED: &str = "prefix_rule(pattern=[\"gh\", \"api\"], decision=\"allow\")\n";
+
+#[test]
+fn a_harmless_leading_assignment_keeps_the_allow_rule() {
+    let untrusted = Case::new(GH_API_ALLOWED, AskForApproval::UnlessTrusted);
+    for script in [
+        "FOO=1 gh api repos/o/r",
+        "FOO=1 BAR='two words' gh api repos/o/r",
+        "GH_PAGER= gh api x && FOO=1 gh api y",
+    ] {
+        // Allowed by the rule, never unsandboxed, never an amendment.
+        assert_eq!(untrusted.run(&["bash", "-lc", script]), skip(false, None), "{script:?}");
+    }
+    // Control: without the assignment the plain script bypasses as before.
+    assert_eq!(untrusted.run(&["bash", "-lc", "gh api x"]), skip(true, None));
+}
+
+#[test]
+fn assignments_that_load_code_or_run_commands_do_not() {
+    let untrusted = Case::new(GH_API_ALLOWED, AskForApproval::UnlessTrusted);
+    for script in [
+        "LD_PRELOAD=/tmp/e.so gh api x",
+        "GIT_SSH_COMMAND=id gh api x",
+        "FOO=$(rm -rf x) gh api x",
+        "FOO=$BAR gh api x",
+        "FOO=1; gh api x",
+        "export FOO=1 && gh api x",
+        "FOO=1 gh api x && curl y",
+    ] {
+        let requirement = untrusted.run(&["bash", "-lc", script]);
+        assert!(is_needs_approval(&requirement), "{script:?}: {requirement:?}");
+    }
+    // A forbidden rule still sees the stripped command (conformance env-27).
+    let forbidden = Case::new(
+        "prefix_rule(pattern=[\"rm\"], decision=\"forbidden\")\n",
+        AskForApproval::OnRequest,
+    );
+    assert!(is_forbidden(&forbidden.run(&["bash", "-lc", "FOO=1 rm -rf /ws/x"])));
+}
