@@ -22,3 +22,12 @@ pub(crate) fn working_directory(cd: Option<&Path>) -> anyhow::Result<PathBuf> {
     );
     Ok(cwd)
 }
+
+/// Where a saved prefix rule goes, for people (issue 18 item 6, field log BL-15): the
+/// user's own rules file, which applies to every project.
+pub fn amendment_scope(amendment_file: &std::path::Path) -> String {
+    format!(
+        "saved to: {} (your user rules: applies in every project, not only this one)",
+        amendment_file.display()
+    )
+}

@@ -273,6 +273,7 @@ async fn run_exec(args: ExecArgs) -> Result<u8, Refusal> {
     let answering = tokio::spawn(front_end::serve(
         std::sync::Arc::downgrade(session.approvals()),
         events_rx,
+        airlock_execpolicy::default_amendment_file(&env.airlock_home),
     ));
     let turn = session.start_turn("turn-1");
     let call = ShellCall {

@@ -18,13 +18,55 @@ use std::time::{Duration, Instant};
 
 /// Tokens that reach the loader's interesting corners.
 const TOKENS: &[&str] = &[
-    "prefix_rule(", "pattern=", "decision=", "\"forbidden\"", "\"prompt\"", "\"allow\"",
-    "match=", "not_match=", "justification=", "canonical_matching=True", "host_executable(",
-    "name=", "paths=", "network_rule(", "host=", "protocol=", "\"https\"", "[", "]", "(", ")",
-    ",", "\"git\"", "[\"a\", \"b\"]", "\"\"", "'x'", "f\"{x}\"", "def f():\n    ",
-    "for x in range(3):\n    ", "if True:\n    ", "load(\"x\", \"y\")\n", "x = ", "lambda: 1",
-    "None", "True", "1 + ", "* 3", "[i for i in range(5)]", "{\"k\": 1}", "# c\n", "\\",
-    "\"/usr/bin/git\"", "\"rm -rf x\"", "\u{202e}", "é", "\n", "    ", "\t", "\u{0}",
+    "prefix_rule(",
+    "pattern=",
+    "decision=",
+    "\"forbidden\"",
+    "\"prompt\"",
+    "\"allow\"",
+    "match=",
+    "not_match=",
+    "justification=",
+    "canonical_matching=True",
+    "host_executable(",
+    "name=",
+    "paths=",
+    "network_rule(",
+    "host=",
+    "protocol=",
+    "\"https\"",
+    "[",
+    "]",
+    "(",
+    ")",
+    ",",
+    "\"git\"",
+    "[\"a\", \"b\"]",
+    "\"\"",
+    "'x'",
+    "f\"{x}\"",
+    "def f():\n    ",
+    "for x in range(3):\n    ",
+    "if True:\n    ",
+    "load(\"x\", \"y\")\n",
+    "x = ",
+    "lambda: 1",
+    "None",
+    "True",
+    "1 + ",
+    "* 3",
+    "[i for i in range(5)]",
+    "{\"k\": 1}",
+    "# c\n",
+    "\\",
+    "\"/usr/bin/git\"",
+    "\"rm -rf x\"",
+    "\u{202e}",
+    "é",
+    "\n",
+    "    ",
+    "\t",
+    "\u{0}",
 ];
 
 fn main() {
@@ -55,15 +97,25 @@ fn main() {
     let hung = Arc::new(AtomicBool::new(false));
     let clock = Instant::now();
     {
-        let (started_at, current, hung, artifacts) =
-            (started_at.clone(), current.clone(), hung.clone(), artifacts.clone());
+        let (started_at, current, hung, artifacts) = (
+            started_at.clone(),
+            current.clone(),
+            hung.clone(),
+            artifacts.clone(),
+        );
         std::thread::spawn(move || {
             loop {
                 std::thread::sleep(Duration::from_millis(50));
                 let start = started_at.load(Ordering::SeqCst);
                 let now = clock.elapsed().as_millis() as u64;
-                if start != 0 && now.saturating_sub(start) > hang_ms && !hung.swap(true, Ordering::SeqCst) {
-                    let input = current.lock().map(|input| input.clone()).unwrap_or_default();
+                if start != 0
+                    && now.saturating_sub(start) > hang_ms
+                    && !hung.swap(true, Ordering::SeqCst)
+                {
+                    let input = current
+                        .lock()
+                        .map(|input| input.clone())
+                        .unwrap_or_default();
                     save(&artifacts, "hang", &input);
                 }
             }
@@ -121,11 +173,23 @@ fn exercise(source: &str, loaded: &mut u64) {
     *loaded += 1;
     let policy = parser.build();
     let options = airlock_execpolicy::MatchOptions::resolving();
-    for argv in [&["git", "push"][..], &["ls"], &["/usr/bin/git", "status"], &["rm", "-rf", "x"]] {
+    for argv in [
+        &["git", "push"][..],
+        &["ls"],
+        &["/usr/bin/git", "status"],
+        &["rm", "-rf", "x"],
+    ] {
         let argv: Vec<String> = argv.iter().map(|word| (*word).to_owned()).collect();
         let evaluation = policy.check(&argv, &options);
-        let strictest = evaluation.matched_rules.iter().map(|found| found.decision()).max();
-        assert_eq!(evaluation.decision, strictest, "decision is not the strictest match");
+        let strictest = evaluation
+            .matched_rules
+            .iter()
+            .map(|found| found.decision())
+            .max();
+        assert_eq!(
+            evaluation.decision, strictest,
+            "decision is not the strictest match"
+        );
     }
     let _ = policy.get_allowed_prefixes();
 }
@@ -160,7 +224,9 @@ fn generate(rng: &mut fastrand::Rng, depth: usize) -> String {
         0 => format!("prefix_rule(pattern=[{word}, {word}], decision=\"{decision}\")\n"),
         1 => format!("prefix_rule([{word}], match=[[{word}]], not_match=[\"z\"])\n"),
         2 => format!("host_executable(name={word}, paths=[\"/usr/bin/git\"])\n"),
-        _ => format!("network_rule(host=\"example.com\", protocol=\"https\", decision=\"{decision}\")\n"),
+        _ => format!(
+            "network_rule(host=\"example.com\", protocol=\"https\", decision=\"{decision}\")\n"
+        ),
     };
     if depth > 4 {
         return call;
@@ -169,14 +235,22 @@ fn generate(rng: &mut fastrand::Rng, depth: usize) -> String {
         0 => format!("{call}{}", generate(rng, depth + 1)),
         1 => format!("def f():\n    {call}f()\n"),
         2 => format!("for x in [{word}]:\n    {call}"),
-        3 => format!("{}{}", TOKENS[rng.usize(..TOKENS.len())], generate(rng, depth + 1)),
+        3 => format!(
+            "{}{}",
+            TOKENS[rng.usize(..TOKENS.len())],
+            generate(rng, depth + 1)
+        ),
         _ => call,
     }
 }
 
 fn mutate(rng: &mut fastrand::Rng, input: String, corpus: &[String]) -> String {
     let mut chars: Vec<char> = input.chars().collect();
-    let at = if chars.is_empty() { 0 } else { rng.usize(..=chars.len()) };
+    let at = if chars.is_empty() {
+        0
+    } else {
+        rng.usize(..=chars.len())
+    };
     match rng.u8(..8) {
         0 if !chars.is_empty() => {
             chars.remove(at.min(chars.len() - 1));

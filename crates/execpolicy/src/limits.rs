@@ -72,9 +72,9 @@ impl Watch {
             Limit::Time => TRIPPED_TIME,
             Limit::Heap => TRIPPED_HEAP,
         };
-        let _ = self
-            .tripped
-            .compare_exchange(NOT_TRIPPED, value, Ordering::SeqCst, Ordering::SeqCst);
+        let _ =
+            self.tripped
+                .compare_exchange(NOT_TRIPPED, value, Ordering::SeqCst, Ordering::SeqCst);
     }
 
     /// The bound that stopped the evaluation, if one did.
@@ -103,14 +103,14 @@ impl<'e> BeforeStmtFuncDyn<'e> for LimitHook {
     ) -> starlark::Result<()> {
         // Checked before every statement: a clock read and a walk over the heap's few
         // chunks, small next to a statement's own work.
-        let limit = if self.watch.cancelled.load(Ordering::Relaxed) || Instant::now() >= self.deadline
-        {
-            Some(Limit::Time)
-        } else if eval.heap().allocated_bytes() > self.heap_bytes {
-            Some(Limit::Heap)
-        } else {
-            None
-        };
+        let limit =
+            if self.watch.cancelled.load(Ordering::Relaxed) || Instant::now() >= self.deadline {
+                Some(Limit::Time)
+            } else if eval.heap().allocated_bytes() > self.heap_bytes {
+                Some(Limit::Heap)
+            } else {
+                None
+            };
         match limit {
             Some(limit) => {
                 self.watch.trip(limit);

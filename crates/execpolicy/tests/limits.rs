@@ -53,7 +53,12 @@ fn a_long_loop_is_a_time_limit_error_naming_the_file() {
         ),
         "{error:?}"
     );
-    assert!(error.to_string().starts_with("spin.rules: evaluating the rules file took longer than 200 ms"), "{error}");
+    assert!(
+        error
+            .to_string()
+            .starts_with("spin.rules: evaluating the rules file took longer than 200 ms"),
+        "{error}"
+    );
 }
 
 #[test]
@@ -64,10 +69,19 @@ fn a_growing_list_is_a_heap_limit_error() {
     };
     let error = parse_with(limits, GROWING_LIST).unwrap_err();
     assert!(
-        matches!(error, ParseError::Limit { limit: Some(Limit::Heap), .. }),
+        matches!(
+            error,
+            ParseError::Limit {
+                limit: Some(Limit::Heap),
+                ..
+            }
+        ),
         "{error:?}"
     );
-    assert!(error.to_string().contains("allocated more than 8192 KiB"), "{error}");
+    assert!(
+        error.to_string().contains("allocated more than 8192 KiB"),
+        "{error}"
+    );
 }
 
 #[test]
@@ -75,7 +89,10 @@ fn default_limits_stop_the_issue_inputs() {
     // The issue's inputs with the default bounds: both fail to load.
     for source in [LONG_LOOP, GROWING_LIST] {
         let error = parse_with(EvalLimits::default(), source).unwrap_err();
-        assert!(matches!(error, ParseError::Limit { limit: Some(_), .. }), "{error:?}");
+        assert!(
+            matches!(error, ParseError::Limit { limit: Some(_), .. }),
+            "{error:?}"
+        );
     }
 }
 
@@ -84,7 +101,11 @@ fn a_file_over_the_limit_fails_the_whole_load_and_keeps_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let good = dir.path().join("a.rules");
     let bad = dir.path().join("b.rules");
-    std::fs::write(&good, "prefix_rule([\"git\", \"push\"], decision=\"forbidden\")\n").unwrap();
+    std::fs::write(
+        &good,
+        "prefix_rule([\"git\", \"push\"], decision=\"forbidden\")\n",
+    )
+    .unwrap();
     std::fs::write(&bad, GROWING_LIST).unwrap();
     let error = load_policy_files(&[&good, &bad]).unwrap_err();
     match &error {

@@ -154,9 +154,7 @@ pub fn parse_command_with_depth(argv: &[String], max_depth: usize) -> Result<Par
     }
     notes.extend(view.notes);
     let assignment_free_segments = match (&tree, source) {
-        (Some((script, tree)), SegmentSource::WholeArgv) => {
-            assignment_free(tree, script, budget)
-        }
+        (Some((script, tree)), SegmentSource::WholeArgv) => assignment_free(tree, script, budget),
         _ => None,
     };
     Ok(ParsedCommand {
@@ -220,7 +218,9 @@ fn assignment_free(tree: &Tree, script: &str, budget: ParseBudget) -> Option<Vec
     let mut stack = vec![root];
     while let Some(node) = stack.pop() {
         if node.kind() == "variable_assignment" {
-            let prefix = node.parent().is_some_and(|parent| parent.kind() == "command");
+            let prefix = node
+                .parent()
+                .is_some_and(|parent| parent.kind() == "command");
             let name = node.child_by_field_name("name")?;
             let literal = node
                 .child_by_field_name("value")

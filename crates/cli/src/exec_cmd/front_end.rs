@@ -3,6 +3,7 @@
 //! every prompt is denied with "approval required but no reviewer is available" (fail
 //! closed, source `config`). Warnings are printed by [`super::warnings`], not here.
 
+use std::path::PathBuf;
 use std::sync::Weak;
 
 use airlock_approval::ApprovalEvent;
@@ -15,13 +16,19 @@ use super::prompt;
 
 /// Answers the events of `approvals` until the channel closes. Holds the session weakly:
 /// the channel's sender lives in the session, so it closes when the session is dropped.
-pub async fn serve(approvals: Weak<ApprovalSession>, mut events: UnboundedReceiver<ApprovalEvent>) {
+/// `amendment_file` is where an approved prefix rule is saved (shown in the prompt).
+pub async fn serve(
+    approvals: Weak<ApprovalSession>,
+    mut events: UnboundedReceiver<ApprovalEvent>,
+    amendment_file: PathBuf,
+) {
     while let Some(event) = events.recv().await {
         match event {
             ApprovalEvent::ExecApprovalRequest(request) => {
                 let id = request.effective_approval_id().to_owned();
                 let turn_id = request.turn_id.clone();
-                let decision = tokio::task::spawn_blocking(move || prompt::ask(&request))
+                let file = amendment_file.clone();
+                let decision = tokio::task::spawn_blocking(move || prompt::ask(&request, &file))
                     .await
                     .unwrap_or(ReviewDecision::Abort);
                 if let Some(approvals) = approvals.upgrade() {

@@ -12,6 +12,8 @@ use airlock_protocol::ReviewDecision;
 use rustix::termios::LocalModes;
 use rustix::termios::OptionalActions;
 use rustix::termios::SpecialCodeIndex;
+use std::path::Path;
+
 use rustix::termios::Termios;
 
 /// Byte of the Escape key.
@@ -27,11 +29,12 @@ const RETRY_SUFFIX: &str = ":retry";
 /// Shows `request` and returns the person's decision. Only offered decisions are returned,
 /// plus `denied` and `abort`, which are always acceptable (they only tighten). A terminal
 /// that cannot be read (end of input, an I/O error) aborts.
-pub fn ask(request: &ExecApprovalRequestEvent) -> ReviewDecision {
+/// `amendment_file` is where an approved prefix rule would be saved.
+pub fn ask(request: &ExecApprovalRequestEvent, amendment_file: &Path) -> ReviewDecision {
     let offered = request.decisions();
     let mut err = std::io::stderr().lock();
     // Output errors are not decisions: the key read below still decides.
-    let _ = err.write_all(render(request, &offered).as_bytes());
+    let _ = err.write_all(render(request, &offered, amendment_file).as_bytes());
     let _ = err.flush();
     loop {
         let key = match read_key() {
@@ -72,7 +75,12 @@ pub fn decision_for_key(key: u8, offered: &[ReviewDecision]) -> Option<ReviewDec
 
 /// The prompt text: the facts, then the keys (spec 10 §CLI "show the command, cwd, reason,
 /// retry reason, proposed amendment and the available decisions").
-pub fn render(request: &ExecApprovalRequestEvent, offered: &[ReviewDecision]) -> String {
+/// The proposed rule names the file it would be saved to and its scope (issue 18 item 6).
+pub fn render(
+    request: &ExecApprovalRequestEvent,
+    offered: &[ReviewDecision],
+    amendment_file: &Path,
+) -> String {
     let command = shlex::try_join(request.command.iter().map(String::as_str))
         .unwrap_or_else(|_| request.command.join(" "));
     let mut text = String::from("\nairlock: approval needed\n");
@@ -90,6 +98,10 @@ pub fn render(request: &ExecApprovalRequestEvent, offered: &[ReviewDecision]) ->
         let prefix = shlex::try_join(amendment.command.iter().map(String::as_str))
             .unwrap_or_else(|_| amendment.command.join(" "));
         text.push_str(&format!("  proposed prefix rule: {prefix}\n"));
+        text.push_str(&format!(
+            "  {}\n",
+            crate::common::amendment_scope(amendment_file)
+        ));
     }
     text.push_str(&format!("  {}\n> ", key_help(offered)));
     text

@@ -4,7 +4,7 @@
 use airlock_execpolicy::{Decision, Policy, RuleMatch};
 use airlock_protocol::{ExecApprovalRequirement, ExecPolicyAmendment, FileSystemSandboxKind};
 use airlock_shell::{
-    Note, NotPlainReason, ParsedCommand, command_might_be_dangerous, detect_shell_type,
+    NotPlainReason, Note, ParsedCommand, command_might_be_dangerous, detect_shell_type,
     parse_command,
 };
 

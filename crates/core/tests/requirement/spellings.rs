@@ -21,7 +21,10 @@ fn heredoc_body_backticks_are_not_allowed_by_the_interpreter_rule() {
         "python3 - <<PY\nprint(\"`touch ~/pwned`\")\nPY",
     ] {
         let requirement = untrusted.run(&["bash", "-lc", script]);
-        assert!(is_needs_approval(&requirement), "{script:?}: {requirement:?}");
+        assert!(
+            is_needs_approval(&requirement),
+            "{script:?}: {requirement:?}"
+        );
     }
     let forbidding = Case::new(PYTHON_ALLOWED_RM_FORBIDDEN, AskForApproval::OnRequest);
     for script in [
@@ -58,7 +61,10 @@ fn heredoc_followed_by_a_command_on_the_operator_line() {
         let requirement = forbidding.run(&["bash", "-lc", script]);
         assert!(is_forbidden(&requirement), "{script:?}: {requirement:?}");
         let requirement = untrusted.run(&["bash", "-lc", script]);
-        assert!(is_needs_approval(&requirement), "{script:?}: {requirement:?}");
+        assert!(
+            is_needs_approval(&requirement),
+            "{script:?}: {requirement:?}"
+        );
     }
 }
 
@@ -256,10 +262,17 @@ fn a_harmless_leading_assignment_keeps_the_allow_rule() {
         "GH_PAGER= gh api x && FOO=1 gh api y",
     ] {
         // Allowed by the rule, never unsandboxed, never an amendment.
-        assert_eq!(untrusted.run(&["bash", "-lc", script]), skip(false, None), "{script:?}");
+        assert_eq!(
+            untrusted.run(&["bash", "-lc", script]),
+            skip(false, None),
+            "{script:?}"
+        );
     }
     // Control: without the assignment the plain script bypasses as before.
-    assert_eq!(untrusted.run(&["bash", "-lc", "gh api x"]), skip(true, None));
+    assert_eq!(
+        untrusted.run(&["bash", "-lc", "gh api x"]),
+        skip(true, None)
+    );
 }
 
 #[test]
@@ -275,12 +288,66 @@ fn assignments_that_load_code_or_run_commands_do_not() {
         "FOO=1 gh api x && curl y",
     ] {
         let requirement = untrusted.run(&["bash", "-lc", script]);
-        assert!(is_needs_approval(&requirement), "{script:?}: {requirement:?}");
+        assert!(
+            is_needs_approval(&requirement),
+            "{script:?}: {requirement:?}"
+        );
     }
     // A forbidden rule still sees the stripped command (conformance env-27).
     let forbidden = Case::new(
         "prefix_rule(pattern=[\"rm\"], decision=\"forbidden\")\n",
         AskForApproval::OnRequest,
     );
-    assert!(is_forbidden(&forbidden.run(&["bash", "-lc", "FOO=1 rm -rf /ws/x"])));
+    assert!(is_forbidden(&forbidden.run(&[
+        "bash",
+        "-lc",
+        "FOO=1 rm -rf /ws/x"
+    ])));
+}
+
+// ------------------------------------------------------ item 6: proposals (BL-15)
+
+#[test]
+fn bare_network_tools_and_interpreters_are_never_proposed() {
+    let untrusted = Case::new("", AskForApproval::UnlessTrusted);
+    for command in [
+        &["curl"][..],
+        &["wget", "-q"],
+        &["nc", "-l"],
+        &["ssh"],
+        &["python3"],
+        &["python3.12", "-u"],
+        &["node", "-i"],
+        &["perl"],
+        &["bash"],
+        &["/usr/bin/ruby"],
+    ] {
+        assert_eq!(
+            untrusted.run(command),
+            ExecApprovalRequirement::NeedsApproval {
+                reason: None,
+                proposed_execpolicy_amendment: None
+            },
+            "{command:?}"
+        );
+        let with_prefix = untrusted.clone_with_prefix(command);
+        assert!(
+            matches!(
+                with_prefix.run(&[command, &["x"][..]].concat()),
+                ExecApprovalRequirement::NeedsApproval {
+                    proposed_execpolicy_amendment: ref proposal,
+                    ..
+                } if proposal.as_ref().is_none_or(|p| p.command() != argv(command).as_slice())
+            ),
+            "{command:?}"
+        );
+    }
+    // A tool with an operand is specific enough to be offered.
+    assert!(matches!(
+        untrusted.run(&["curl", "https://example.com/x"]),
+        ExecApprovalRequirement::NeedsApproval {
+            proposed_execpolicy_amendment: Some(_),
+            ..
+        }
+    ));
 }
