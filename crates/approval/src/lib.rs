@@ -118,6 +118,8 @@ pub use hooks::HookVerdict;
 pub use hooks::PermissionRequestHook;
 pub use hooks::parse_hook_output;
 pub use hooks::run_permission_request_hooks;
+pub use hooks::run_pre_tool_use_hooks;
+pub use hooks::{DEFAULT_PRE_TOOL_USE_DENY_MESSAGE, parse_pre_tool_use_output};
 pub use process::MAX_OUTPUT_BYTES;
 pub use resolution::APPROVAL_ABORTED;
 pub use resolution::AUTO_REVIEW_DENIED;

@@ -22,6 +22,7 @@ use crate::events::ApprovalEvent;
 use crate::hooks::HookInput;
 use crate::hooks::HookVerdict;
 use crate::hooks::run_permission_request_hooks;
+use crate::hooks::run_pre_tool_use_hooks;
 use crate::resolution::ApprovalResolution;
 use crate::resolution::DecisionSource;
 use crate::turn::ApprovalTurn;
@@ -226,6 +227,30 @@ impl ApprovalSession {
             );
         }
         self.ask_user(turn, action, ctx).await
+    }
+
+    /// Runs the `PreToolUse` hooks for `action` (issue 18 item 7): every call asks them,
+    /// also one that needs no approval. `Some(message)` when a hook blocks the call;
+    /// failures and timeouts are warnings and block nothing (as Codex). Dropping the future
+    /// kills the hooks still running.
+    pub async fn run_pre_tool_use(
+        &self,
+        turn: &ApprovalTurn,
+        action: &ApprovalAction,
+    ) -> Option<String> {
+        if self.config.pre_tool_use_hooks.is_empty() {
+            return None;
+        }
+        let mut input = self.hook_input(turn.settings(), action);
+        input.hook_event_name = "PreToolUse";
+        let report = run_pre_tool_use_hooks(&self.config.pre_tool_use_hooks, &input).await;
+        for warning in report.warnings {
+            self.warn(warning);
+        }
+        match report.verdict {
+            Some(HookVerdict::Deny { message }) => Some(message),
+            _ => None,
+        }
     }
 
     fn hook_input(&self, settings: &TurnSettings, action: &ApprovalAction) -> HookInput {
