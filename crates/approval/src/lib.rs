@@ -81,6 +81,7 @@ pub use auto_review::AutoReviewRequest;
 pub use auto_review::AutoReviewer;
 pub use auto_review::DEFAULT_AUTO_REVIEW_TIMEOUT;
 pub use auto_review::EndpointConfig;
+pub use auto_review::ReviewFailureKind;
 pub use auto_review::ReviewOutcome;
 pub use auto_review::ReviewerVerdict;
 pub use auto_review::parse_reviewer_verdict;

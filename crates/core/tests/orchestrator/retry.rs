@@ -214,6 +214,13 @@ async fn auto_review_denial_is_a_rejection_that_does_not_interrupt() {
         })
     ));
     assert!(tool.attempts().is_empty());
+    // Issue 18 item 8: the audit trace names the kind of the reviewer's refusal.
+    assert_eq!(
+        outcome.trace.approvals[0].review_failure,
+        Some(airlock_approval::ReviewFailureKind::RiskDenial)
+    );
+    let audit = serde_json::to_value(&outcome.trace).unwrap();
+    assert_eq!(audit["approvals"][0]["review_failure"], "risk_denial");
 }
 
 /// Network denials (spec 07 step 6): without an approvable context they are returned; with
