@@ -19,6 +19,9 @@ pub const HOOKS_JSON_FILE: &str = "hooks.json";
 pub struct ApprovalConfig {
     /// Permission-request hooks in order: `config.toml` `[hooks]` first, then `hooks.json`.
     pub hooks: Vec<PermissionRequestHook>,
+    /// `PreToolUse` hooks in the same order (issue 18 item 7): run before every call,
+    /// whatever its requirement; they can only block.
+    pub pre_tool_use_hooks: Vec<PermissionRequestHook>,
     /// The automatic reviewer; `None` when `[auto_review]` names neither `command` nor
     /// `endpoint` (then a request routed to it is denied, fail closed).
     pub auto_review: Option<AutoReviewConfig>,
@@ -43,6 +46,7 @@ impl ApprovalConfig {
         if let Some(hooks) = table.get("hooks") {
             let parsed = hooks_from_toml(hooks, origin)?;
             config.hooks.extend(parsed.hooks);
+            config.pre_tool_use_hooks.extend(parsed.pre_tool_use);
             config.warnings.extend(parsed.warnings);
         }
         if let Some(auto_review) = table.get("auto_review") {
@@ -51,6 +55,7 @@ impl ApprovalConfig {
         if let Some(path) = hooks_json {
             let parsed = hooks_from_json_file(path)?;
             config.hooks.extend(parsed.hooks);
+            config.pre_tool_use_hooks.extend(parsed.pre_tool_use);
             config.warnings.extend(parsed.warnings);
         }
         Ok(config)

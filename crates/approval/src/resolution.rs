@@ -65,6 +65,10 @@ pub struct ApprovalResolution {
     pub source: DecisionSource,
     /// Time from the request to the decision, in milliseconds.
     pub duration_ms: u64,
+    /// Why the automatic reviewer did not approve, when it decided and did not (issue 18
+    /// item 8): `timeout`, `crashed`, `unusable_answer` or `risk_denial`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub review_failure: Option<crate::ReviewFailureKind>,
 }
 
 /// A refused approval as the tool result the model sees (spec 07 §Errors, `ToolError::Rejected`).
@@ -95,7 +99,18 @@ impl ApprovalResolution {
             decision,
             source,
             duration_ms: u64::try_from(duration.as_millis()).unwrap_or(u64::MAX),
+            review_failure: None,
         }
+    }
+
+    /// The same resolution with the automatic reviewer's failure kind.
+    #[must_use]
+    pub const fn with_review_failure(
+        mut self,
+        review_failure: Option<crate::ReviewFailureKind>,
+    ) -> Self {
+        self.review_failure = review_failure;
+        self
     }
 
     /// Whether the decision lets the action go ahead (before [`Self::into_tool_result`]).

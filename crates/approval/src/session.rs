@@ -11,6 +11,7 @@ use airlock_protocol::ReviewDecision;
 use serde_json::json;
 use tokio::sync::mpsc::UnboundedSender;
 
+use crate::ReviewFailureKind;
 use crate::action::ApprovalAction;
 use crate::amend::AmendmentTarget;
 use crate::auto_review::AutoReviewRequest;
@@ -22,6 +23,7 @@ use crate::events::ApprovalEvent;
 use crate::hooks::HookInput;
 use crate::hooks::HookVerdict;
 use crate::hooks::run_permission_request_hooks;
+use crate::hooks::run_pre_tool_use_hooks;
 use crate::resolution::ApprovalResolution;
 use crate::resolution::DecisionSource;
 use crate::turn::ApprovalTurn;
@@ -171,12 +173,13 @@ impl ApprovalSession {
         ctx: &ApprovalContext,
     ) -> ApprovalResolution {
         let started = Instant::now();
-        let (decision, source) = tokio::select! {
+        let (decision, source, review_failure) = tokio::select! {
             biased;
-            () = turn.interrupted() => (ReviewDecision::Abort, DecisionSource::User),
+            () = turn.interrupted() => (ReviewDecision::Abort, DecisionSource::User, None),
             decided = self.decide(turn, action, ctx) => decided,
         };
-        let resolution = ApprovalResolution::new(decision, source, started.elapsed());
+        let resolution = ApprovalResolution::new(decision, source, started.elapsed())
+            .with_review_failure(review_failure);
         tracing::debug!(
             call_id = %ctx.call_id,
             tool = action.tool_label(),
@@ -192,13 +195,31 @@ impl ApprovalSession {
         turn: &ApprovalTurn,
         action: &ApprovalAction,
         ctx: &ApprovalContext,
-    ) -> (ReviewDecision, DecisionSource) {
+    ) -> (ReviewDecision, DecisionSource, Option<ReviewFailureKind>) {
+        let (decision, source) = match self.decide_without_reviewer(turn, action, ctx).await {
+            Ok(decided) => decided,
+            Err(()) => {
+                let (decision, kind) = self.auto_review(turn.settings(), action, ctx).await;
+                return (decision, DecisionSource::AutoReview, kind);
+            }
+        };
+        (decision, source, None)
+    }
+
+    /// Steps 0, 1 and 3 of [`Self::request_approval`]; `Err(())` when the automatic
+    /// reviewer decides (step 2).
+    async fn decide_without_reviewer(
+        &self,
+        turn: &ApprovalTurn,
+        action: &ApprovalAction,
+        ctx: &ApprovalContext,
+    ) -> Result<(ReviewDecision, DecisionSource), ()> {
         let settings = turn.settings();
         if let Some(reason) = ctx.category.refusal(settings.approval_policy) {
-            return (
+            return Ok((
                 ReviewDecision::denied_with_reason(reason),
                 DecisionSource::Config,
-            );
+            ));
         }
         if !self.config.hooks.is_empty() {
             let input = self.hook_input(settings, action);
@@ -208,24 +229,45 @@ impl ApprovalSession {
             }
             match report.verdict {
                 Some(HookVerdict::Allow) => {
-                    return (ReviewDecision::Approved, DecisionSource::Hook);
+                    return Ok((ReviewDecision::Approved, DecisionSource::Hook));
                 }
                 Some(HookVerdict::Deny { message }) => {
-                    return (
+                    return Ok((
                         ReviewDecision::denied_with_reason(message),
                         DecisionSource::Hook,
-                    );
+                    ));
                 }
                 None => {}
             }
         }
         if ctx.strict_auto_review || settings.approvals_reviewer == ApprovalsReviewer::AutoReview {
-            return (
-                self.auto_review(settings, action, ctx).await,
-                DecisionSource::AutoReview,
-            );
+            return Err(());
         }
-        self.ask_user(turn, action, ctx).await
+        Ok(self.ask_user(turn, action, ctx).await)
+    }
+
+    /// Runs the `PreToolUse` hooks for `action` (issue 18 item 7): every call asks them,
+    /// also one that needs no approval. `Some(message)` when a hook blocks the call;
+    /// failures and timeouts are warnings and block nothing (as Codex). Dropping the future
+    /// kills the hooks still running.
+    pub async fn run_pre_tool_use(
+        &self,
+        turn: &ApprovalTurn,
+        action: &ApprovalAction,
+    ) -> Option<String> {
+        if self.config.pre_tool_use_hooks.is_empty() {
+            return None;
+        }
+        let mut input = self.hook_input(turn.settings(), action);
+        input.hook_event_name = "PreToolUse";
+        let report = run_pre_tool_use_hooks(&self.config.pre_tool_use_hooks, &input).await;
+        for warning in report.warnings {
+            self.warn(warning);
+        }
+        match report.verdict {
+            Some(HookVerdict::Deny { message }) => Some(message),
+            _ => None,
+        }
     }
 
     fn hook_input(&self, settings: &TurnSettings, action: &ApprovalAction) -> HookInput {
@@ -267,10 +309,13 @@ impl ApprovalSession {
         settings: &TurnSettings,
         action: &ApprovalAction,
         ctx: &ApprovalContext,
-    ) -> ReviewDecision {
+    ) -> (ReviewDecision, Option<ReviewFailureKind>) {
         let Some(config) = &self.config.auto_review else {
             self.warn(AUTO_REVIEW_NOT_CONFIGURED.to_owned());
-            return ReviewDecision::denied_with_reason(AUTO_REVIEW_NOT_CONFIGURED);
+            return (
+                ReviewDecision::denied_with_reason(AUTO_REVIEW_NOT_CONFIGURED),
+                Some(ReviewFailureKind::Crashed),
+            );
         };
         let request = AutoReviewRequest {
             session_id: &self.session_id,
@@ -286,8 +331,9 @@ impl ApprovalSession {
         };
         let outcome = run_auto_review(config, &request).await;
         if let Some(failure) = &outcome.failure {
+            let kind = outcome.kind.map_or("failed", ReviewFailureKind::as_str);
             self.warn(format!(
-                "automatic approval review failed (denied): {failure}"
+                "automatic approval review failed ({kind}; denied): {failure}"
             ));
         } else if outcome.decision == ReviewDecision::TimedOut {
             self.warn(format!(
@@ -295,7 +341,7 @@ impl ApprovalSession {
                 config.timeout.as_secs()
             ));
         }
-        outcome.decision
+        (outcome.decision, outcome.kind)
     }
 
     pub(crate) fn warn_unknown(&self, id: &str) {

@@ -131,3 +131,11 @@ pub(crate) fn select_profile(
         config, requested, cwd,
     )?)
 }
+/// Where a saved prefix rule goes, for people (issue 18 item 6, field log BL-15): the
+/// user's own rules file, which applies to every project.
+pub fn amendment_scope(amendment_file: &std::path::Path) -> String {
+    format!(
+        "saved to: {} (your user rules: applies in every project, not only this one)",
+        amendment_file.display()
+    )
+}

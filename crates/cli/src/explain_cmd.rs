@@ -133,6 +133,8 @@ pub(crate) struct Explanation {
     pub fs_policy: FileSystemSandboxPolicy,
     pub sandbox_permissions: SandboxPermissions,
     pub rules_files: Vec<PathBuf>,
+    /// Where an offered prefix rule would be saved.
+    pub amendment_file: PathBuf,
     pub warnings: Vec<String>,
     pub outcome: RequirementOutcome,
     pub reviewer: &'static str,
@@ -307,6 +309,7 @@ fn explain(
         fs_policy,
         sandbox_permissions,
         rules_files: manager.files().to_vec(),
+        amendment_file: airlock_execpolicy::default_amendment_file(&env.airlock_home),
         warnings,
         outcome,
         reviewer,

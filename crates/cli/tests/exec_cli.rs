@@ -320,7 +320,7 @@ fn garbage_from_the_reviewer_is_a_denial() {
     ]);
     assert_eq!(out.status.code(), Some(REFUSED));
     assert!(
-        last_line(&out).contains("automatic approval review failed, so the action is denied"),
+        last_line(&out).contains("the automatic approval reviewer gave an unusable answer, so the action was not reviewed and is denied"),
         "{}",
         stderr(&out)
     );

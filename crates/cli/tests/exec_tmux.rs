@@ -173,6 +173,11 @@ fn approve_with_y_shows_the_facts_and_runs_in_the_sandbox() {
         )),
         "{prompt}"
     );
+    // Issue 18 item 6: the prompt says where the saved rule goes and what it covers.
+    assert!(
+        prompt.contains("saved to: ") && prompt.contains("rules/default.rules (your user rules"),
+        "{prompt}"
+    );
     assert!(prompt.contains("[y] approve  [a] approve for this session  [p] approve and save the prefix rule  [n] deny  [Esc] abort"), "{prompt}");
     assert_eq!(status, "EXIT=0");
     assert!(exists(dirs.ws.join("made.txt")));

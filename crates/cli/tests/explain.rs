@@ -244,3 +244,46 @@ fn working_directory_must_exist() {
     assert_eq!(output.status.code(), Some(1));
     assert!(text(&output.stderr).contains("working directory"));
 }
+
+/// Issue 18 item 6 (field log BL-15): bare network tools, interpreters and wrappers are
+/// never offered as a prefix; an offered rule names the file it is saved to and its scope.
+#[test]
+fn proposals_refuse_bare_tools_and_show_where_the_rule_goes() {
+    let env = Env::new("");
+    for prefix in [
+        "curl", "wget", "ssh", "nc", "python3", "node", "perl -e", "bash", "setsid",
+    ] {
+        let out = env.json([
+            "-a",
+            "untrusted",
+            "--prefix-rule",
+            prefix,
+            "--",
+            "bash",
+            "-lc",
+            &format!("{prefix} x"),
+        ]);
+        // The model's bare prefix is refused; at most the whole segment is offered.
+        let words: Vec<&str> = prefix.split(' ').collect();
+        assert_ne!(
+            out["requirement"]["proposed_execpolicy_amendment"],
+            json!(words),
+            "{prefix}"
+        );
+    }
+    let out = env.json(["-a", "untrusted", "--", "cargo", "build"]);
+    assert_eq!(
+        out["requirement"]["proposed_execpolicy_amendment"],
+        json!(["cargo", "build"])
+    );
+    let saved = env.home.path().join("rules/default.rules");
+    assert_eq!(out["amendment_file"], json!(saved));
+    let report = text(&env.run(["-a", "untrusted", "--", "cargo", "build"]).stdout);
+    assert!(
+        report.contains(&format!(
+            "saved to: {} (your user rules: applies in every project",
+            saved.display()
+        )),
+        "{report}"
+    );
+}

@@ -124,6 +124,31 @@ pub enum ParseError {
         /// The limit.
         max: usize,
     },
+    /// Evaluating the file passed a bound of [`crate::EvalLimits`] (issue 18 item 9), or
+    /// the evaluation failed outside Starlark (an allocation the system refused).
+    #[error("{label}: {}", describe_limit(*.limit, *.limits))]
+    Limit {
+        /// The file label.
+        label: String,
+        /// Which bound; `None` when the evaluation itself failed (out of memory).
+        limit: Option<crate::Limit>,
+        /// The bounds in force.
+        limits: crate::EvalLimits,
+    },
+}
+
+fn describe_limit(limit: Option<crate::Limit>, limits: crate::EvalLimits) -> String {
+    match limit {
+        Some(crate::Limit::Time) => format!(
+            "evaluating the rules file took longer than {} ms; .rules files must declare rules, not compute (remove long loops)",
+            limits.time.as_millis()
+        ),
+        Some(crate::Limit::Heap) => format!(
+            "evaluating the rules file allocated more than {} KiB; .rules files must declare rules, not build large values",
+            limits.heap_bytes >> 10
+        ),
+        None => "evaluating the rules file failed (it ran out of memory); .rules files must declare rules, not build large values".to_owned(),
+    }
 }
 
 impl ParseError {

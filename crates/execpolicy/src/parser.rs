@@ -2,14 +2,18 @@
 //! validation (reference `execpolicy.md` §3, §4.2, §6).
 
 use std::path::Path;
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, mpsc};
+use std::time::Instant;
 
 use starlark::environment::FrozenModule;
 use starlark::environment::{Globals, GlobalsBuilder, Module};
-use starlark::eval::{Evaluator, FileLoader};
+use starlark::eval::{BeforeStmtFunc, Evaluator, FileLoader};
 use starlark::syntax::{AstModule, Dialect};
 
 use crate::builtins::{Definition, FileBuilder, RuleCall, policy_builtins};
 use crate::error::{LoadError, ParseError, RuleError};
+use crate::limits::{EvalLimits, Limit, LimitHook, Watch};
 use crate::literal_eval;
 use crate::nesting::TooDeep;
 use crate::policy::{MatchOptions, Policy};
@@ -25,6 +29,7 @@ use crate::policy::{MatchOptions, Policy};
 pub struct PolicyParser {
     policy: Policy,
     globals: Option<Globals>,
+    limits: EvalLimits,
 }
 
 impl Default for PolicyParser {
@@ -39,7 +44,16 @@ impl PolicyParser {
         Self {
             policy: Policy::empty(),
             globals: None,
+            limits: EvalLimits::default(),
         }
+    }
+
+    /// The same parser with other evaluation bounds (the defaults are
+    /// [`crate::MAX_EVALUATION_TIME`] and [`crate::MAX_EVALUATION_HEAP_BYTES`]).
+    #[must_use]
+    pub fn with_limits(mut self, limits: EvalLimits) -> Self {
+        self.limits = limits;
+        self
     }
 
     /// Reads and evaluates one file; `path` is named in errors exactly as given.
@@ -81,8 +95,9 @@ impl PolicyParser {
                 max: crate::nesting::MAX_OPERATORS,
             },
         })?;
+        let limits = self.limits;
         let definitions = if depth.fits_in_place() {
-            evaluate_source(label, source, &mut self.globals)?
+            evaluate_source(label, source, &mut self.globals, limits, false)?
         } else {
             // Deep syntax trees make the parser and compiler recurse deeply; give them a
             // stack they cannot exhaust within the limits `measure` enforces.
@@ -91,7 +106,9 @@ impl PolicyParser {
                 std::thread::Builder::new()
                     .name("airlock-rules-deep".into())
                     .stack_size(crate::nesting::DEEP_SOURCE_STACK)
-                    .spawn_scoped(scope, move || evaluate_source(label, source, globals))
+                    .spawn_scoped(scope, move || {
+                        evaluate_source(label, source, globals, limits, true)
+                    })
                     .map_err(ParseError::Thread)?
                     .join()
                     .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
@@ -135,11 +152,14 @@ impl PolicyParser {
 }
 
 /// Parses `source` and returns its definitions: from the literal fast path when it
-/// answers, else from Starlark (building `globals` on first need).
+/// answers, else from Starlark (building `globals` on first need) within `limits`;
+/// `deep` gives the evaluation thread a stack for deeply nested sources.
 fn evaluate_source(
     label: &str,
     source: &str,
     globals: &mut Option<Globals>,
+    limits: EvalLimits,
+    deep: bool,
 ) -> Result<Vec<Definition>, ParseError> {
     let dialect = Dialect {
         enable_f_strings: true,
@@ -168,12 +188,89 @@ fn evaluate_source(
         None => {
             let globals = globals
                 .get_or_insert_with(|| GlobalsBuilder::standard().with(policy_builtins).build());
-            evaluate_with_starlark(ast, globals).map_err(ParseError::Starlark)
+            evaluate_limited(label, ast, globals.clone(), limits, deep)
         }
     }
 }
 
+/// [`evaluate_with_starlark`] on a worker thread, waited for at most `limits.time`, with
+/// a statement hook that stops at the deadline or when the heap passes
+/// `limits.heap_bytes` (issue 18 item 9, see [`crate::limits`]). The worker is detached:
+/// when the loader stops waiting it tells the worker to stop at its next statement.
+fn evaluate_limited(
+    label: &str,
+    ast: AstModule,
+    globals: Globals,
+    limits: EvalLimits,
+    deep: bool,
+) -> Result<Vec<Definition>, ParseError> {
+    let watch = Arc::new(Watch::default());
+    let deadline = Instant::now() + limits.time;
+    let (sender, receiver) = mpsc::channel();
+    let hook_watch = watch.clone();
+    let stack = if deep {
+        crate::nesting::DEEP_SOURCE_STACK
+    } else {
+        EVALUATION_STACK
+    };
+    std::thread::Builder::new()
+        .name("airlock-rules-eval".into())
+        .stack_size(stack)
+        .spawn(move || {
+            let hook = LimitHook {
+                watch: hook_watch,
+                deadline,
+                heap_bytes: limits.heap_bytes,
+            };
+            let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                evaluate_hooked(ast, &globals, hook)
+            }));
+            // The loader may have stopped waiting; nothing to do then.
+            let _ = sender.send(result);
+        })
+        .map_err(ParseError::Thread)?;
+    let limit_error = |limit| ParseError::Limit {
+        label: label.to_owned(),
+        limit,
+        limits,
+    };
+    match receiver.recv_timeout(limits.time) {
+        Ok(Ok(result)) => match watch.tripped() {
+            Some(limit) => Err(limit_error(Some(limit))),
+            None => result.map_err(ParseError::Starlark),
+        },
+        // The evaluation panicked: an allocation failed (bumpalo reports out of memory
+        // by panicking) or Starlark broke an invariant. The file does not load.
+        Ok(Err(_panic)) => Err(limit_error(watch.tripped())),
+        Err(_) => {
+            watch.cancelled.store(true, Ordering::SeqCst);
+            Err(limit_error(Some(Limit::Time)))
+        }
+    }
+}
+
+/// Stack of the evaluation thread for ordinary sources (the main thread's usual size).
+const EVALUATION_STACK: usize = 8 << 20;
+
+/// [`evaluate_with_starlark`] with a statement hook installed.
+fn evaluate_hooked(
+    ast: AstModule,
+    globals: &Globals,
+    hook: LimitHook,
+) -> starlark::Result<Vec<Definition>> {
+    let file = FileBuilder::default();
+    Module::with_temp_heap(|module| {
+        let mut eval = Evaluator::new(&module);
+        eval.extra = Some(&file);
+        eval.set_loader(&NoImports);
+        eval.before_stmt_for_dap(BeforeStmtFunc::from_dyn(Box::new(hook)));
+        eval.eval_module(ast, globals).map(|_| ())
+    })?;
+    Ok(file.definitions.into_inner())
+}
+
 /// Evaluates one parsed file with Starlark, returning the definitions it made.
+#[cfg(test)]
 pub(crate) fn evaluate_with_starlark(
     ast: AstModule,
     globals: &Globals,

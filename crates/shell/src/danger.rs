@@ -62,6 +62,12 @@ pub const DANGER_PATTERNS: &[DangerPattern] = &[
         matches: rm_recursive_force,
     },
     DangerPattern {
+        id: "find-delete",
+        description: "find -delete (removes every file it matches, like rm -rf)",
+        source: "issue 18 item 2 (field log BL-03)",
+        matches: find_delete,
+    },
+    DangerPattern {
         id: "git-reset-hard",
         description: "git reset --hard",
         source: "spec 03 Dangerous commands",
@@ -191,6 +197,10 @@ fn rm_recursive_force(argv: &[String]) -> bool {
         .any(|arg| arg == "--recursive" || cluster_has(arg, 'r') || cluster_has(arg, 'R'));
     let force = options(args).any(|arg| arg == "--force" || cluster_has(arg, 'f'));
     recursive && force
+}
+
+fn find_delete(argv: &[String]) -> bool {
+    program_is(argv, "find") && argv.iter().skip(1).any(|arg| arg == "-delete")
 }
 
 /// The arguments of `git <subcommand>` when `argv` is that git subcommand (global options

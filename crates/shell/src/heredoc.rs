@@ -39,6 +39,9 @@ pub(crate) fn heredoc_command(tree: &Tree, src: &str) -> Option<Vec<String>> {
     if has_descendant_kind(root, &disqualifying) {
         return None;
     }
+    if has_code_in_unquoted_body(root, src) {
+        return None;
+    }
     let command = single_command(root)?;
     let mut words = Vec::new();
     for child in named_children(command) {
@@ -50,6 +53,99 @@ pub(crate) fn heredoc_command(tree: &Tree, src: &str) -> Option<Vec<String>> {
         }
     }
     (!words.is_empty()).then_some(words)
+}
+
+/// Whether a heredoc of the tree has an unquoted delimiter and a body that runs commands
+/// (`` `…` `` or `$(…)`): the shell runs them before the fed command starts, so such a
+/// script is never the single-command form (issue 18 item 1, field log BL-08).
+fn has_code_in_unquoted_body(root: Node<'_>, src: &str) -> bool {
+    let mut stack = vec![root];
+    while let Some(node) = stack.pop() {
+        if node.kind() == "heredoc_redirect"
+            && let Some(body) = unquoted_body(node, src)
+            && body_runs_commands(body)
+        {
+            return true;
+        }
+        stack.extend(named_children(node));
+    }
+    false
+}
+
+/// The body text of a `heredoc_redirect` whose delimiter is unquoted (`<<EOF`, not
+/// `<<'EOF'`, `<<"EOF"` or `<<\EOF`); `None` for a quoted delimiter or a missing body.
+pub(crate) fn unquoted_body<'s>(redirect: Node<'_>, src: &'s str) -> Option<&'s str> {
+    let mut start = None;
+    let mut body = None;
+    for child in named_children(redirect) {
+        match child.kind() {
+            "heredoc_start" => start = Some(text(child, src)),
+            "heredoc_body" | "simple_heredoc_body" => body = Some(text(child, src)),
+            _ => {}
+        }
+    }
+    let quoted = start.is_none_or(|start| start.contains(['\'', '"', '\\']));
+    if quoted { None } else { body }
+}
+
+/// Whether an unquoted heredoc body contains a command substitution, by a cheap text
+/// test (backtick, or `$(` that is not escaped). `$((` arithmetic counts too: it may hold
+/// substitutions, and counting it only makes a decision stricter.
+pub(crate) fn body_runs_commands(body: &str) -> bool {
+    let mut escaped = false;
+    let mut previous = '\0';
+    for c in body.chars() {
+        if escaped {
+            escaped = false;
+            // `\<newline>` is removed before expansion: `$\<newline>(id)` runs `id`.
+            if c != '\n' {
+                previous = '\0';
+            }
+            continue;
+        }
+        match c {
+            '\\' => {
+                escaped = true;
+                continue;
+            }
+            '`' => return true,
+            '(' if previous == '$' => return true,
+            _ => {}
+        }
+        previous = c;
+    }
+    false
+}
+
+/// An unquoted heredoc body rewritten as the script `: "BODY"`, so that tree-sitter
+/// parses its substitutions as it would in double quotes (bash expands an unquoted body
+/// as a double-quoted string, except that `"` is literal). A backslash keeps its meaning
+/// before `$`, `` ` `` and `\`, a line continuation is removed, and a backslash is
+/// literal otherwise.
+pub(crate) fn body_as_script(body: &str) -> String {
+    let mut script = String::with_capacity(body.len() + 8);
+    script.push_str(": \"");
+    let mut chars = body.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => match chars.peek().copied() {
+                // A line continuation disappears before expansion.
+                Some('\n') => {
+                    chars.next();
+                }
+                Some(next @ ('$' | '`' | '\\')) => {
+                    script.push('\\');
+                    script.push(next);
+                    chars.next();
+                }
+                _ => script.push_str("\\\\"),
+            },
+            '"' => script.push_str("\\\""),
+            _ => script.push(c),
+        }
+    }
+    script.push('"');
+    script
 }
 
 /// A word or number with no expansion inside.

@@ -16,11 +16,17 @@
 //! Must not: evaluate exec-policy rules, decide approval or sandboxing (the requirement
 //! computation consumes [`ParsedCommand`] and the verdicts), or touch the filesystem.
 //!
+//! The deny view also reads (issue 18): unquoted heredoc bodies as shell code, `coproc`,
+//! `trap` actions, `find -exec`-style actions, `watch`/`flock -c` scripts, brace
+//! expansion, ANSI-C quoting and `$IFS` in script words, git global options and `-c`
+//! aliases; a script piped into a shell is unknown code ([`Note::UnknownCode`]), with
+//! printed literal words (`echo '…' | sh`) read as its script.
+//!
 //! Current limitations (the deny view is best-effort text, spec 03 "Two views"):
-//! commands hidden behind variables (`$CMD push`), aliases, `source`d files, `trap`
-//! strings, `find -exec` and commands piped into a shell (`echo ... | sh`) are not
-//! seen. Everything here only ever makes a decision stricter; fail-closed functions
-//! return `Option`, where `None` means "not safely understood".
+//! commands hidden behind variables (`$CMD push`), shell aliases, `source`d files and
+//! what a pipe feeds a shell beyond literal `echo`/`printf` words are not seen.
+//! Everything here only ever makes a decision stricter; fail-closed functions return
+//! `Option`, where `None` means "not safely understood".
 
 #![deny(missing_docs)]
 

@@ -80,6 +80,14 @@ pub enum Note {
     /// byte, or out of parse time); its commands were not inspected. Callers must treat
     /// the command as not fully understood.
     ScriptUnparsed,
+    /// A program runs code that is not on the command line: a shell reading its script
+    /// from a pipe (`curl … | sh`, issue 18 item 2) or a git alias taken from the
+    /// environment (`git --config-env=alias.x=VAR x`, item 4). No rule can be checked
+    /// against it; the requirement computation treats it as unknown code.
+    UnknownCode {
+        /// The shell as written.
+        program: String,
+    },
 }
 
 impl fmt::Display for Note {
@@ -97,6 +105,12 @@ impl fmt::Display for Note {
             }
             Self::ScriptUnparsed => {
                 f.write_str("a script could not be parsed; its commands were not inspected")
+            }
+            Self::UnknownCode { program } => {
+                write!(
+                    f,
+                    "`{program}` runs code that is not on the command line (a script read from a pipe, an alias from the environment); its commands are unknown"
+                )
             }
         }
     }

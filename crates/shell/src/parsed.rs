@@ -17,7 +17,8 @@ use crate::error::Result;
 use crate::heredoc::heredoc_command;
 use crate::notes::{NotPlainReason, Note};
 use crate::plain::{is_blank_script, plain_commands};
-use crate::syntax::{ParseBudget, parse_bash};
+use crate::syntax::{ParseBudget, named_children, parse_bash};
+use crate::words::plain_word;
 use crate::wrapper::{WrapperForm, extract_shell_wrapper};
 
 /// How [`ParsedCommand::segments`] was obtained.
@@ -56,6 +57,12 @@ pub struct ParsedCommand {
     /// Why the command is not plain, whether the heredoc fallback was used, and what the
     /// deny view could not inspect.
     pub notes: Vec<Note>,
+    /// For an exact wrapper whose script is not plain only because its commands carry
+    /// leading assignments of variables that load no code, with literal values
+    /// (`FOO=1 gh api …`): the plain segments of the script without those assignments.
+    /// Used to match allow rules only (issue 18 item 5, field log BL-06); the command
+    /// stays non-plain (no bypass, no amendment, spec 03 decision 5). `None` otherwise.
+    pub assignment_free_segments: Option<Vec<Vec<String>>>,
 }
 
 impl ParsedCommand {
@@ -146,7 +153,12 @@ pub fn parse_command_with_depth(argv: &[String], max_depth: usize) -> Result<Par
         }
     }
     notes.extend(view.notes);
+    let assignment_free_segments = match (&tree, source) {
+        (Some((script, tree)), SegmentSource::WholeArgv) => assignment_free(tree, script, budget),
+        _ => None,
+    };
     Ok(ParsedCommand {
+        assignment_free_segments,
         plain: matches!(source, SegmentSource::Direct | SegmentSource::PlainScript),
         segments,
         source,
@@ -192,6 +204,51 @@ fn segment(
             }
         }
     }
+}
+
+/// The plain segments of `script` once its command-prefix assignments are removed, when
+/// every assignment in it is such a prefix, names a variable that loads no code, and has
+/// a literal value (see [`ParsedCommand::assignment_free_segments`]).
+fn assignment_free(tree: &Tree, script: &str, budget: ParseBudget) -> Option<Vec<Vec<String>>> {
+    let root = tree.root_node();
+    if root.has_error() {
+        return None;
+    }
+    let mut removed: Vec<(usize, usize)> = Vec::new();
+    let mut stack = vec![root];
+    while let Some(node) = stack.pop() {
+        if node.kind() == "variable_assignment" {
+            let prefix = node
+                .parent()
+                .is_some_and(|parent| parent.kind() == "command");
+            let name = node.child_by_field_name("name")?;
+            let literal = node
+                .child_by_field_name("value")
+                .is_none_or(|value| plain_word(value, script).is_some());
+            if !prefix || name.kind() != "variable_name" || !literal {
+                return None;
+            }
+            if is_code_loading_variable(script.get(name.byte_range())?) {
+                return None;
+            }
+            removed.push((node.start_byte(), node.end_byte()));
+            continue;
+        }
+        stack.extend(named_children(node));
+    }
+    if removed.is_empty() {
+        return None;
+    }
+    removed.sort_unstable();
+    let mut stripped = String::with_capacity(script.len());
+    let mut at = 0;
+    for (start, end) in removed {
+        stripped.push_str(script.get(at..start)?);
+        at = end;
+    }
+    stripped.push_str(script.get(at..)?);
+    let tree = parse_bash(&stripped, &budget)?;
+    plain_commands(&tree, &stripped).ok()
 }
 
 /// Whether `argv`, possibly through a chain of exec wrappers, runs `env -S`

@@ -75,6 +75,7 @@ pub(crate) fn parse_bash(script: &str, budget: &ParseBudget) -> Option<Tree> {
         || script.contains('\0')
         || budget.exhausted()
         || hits_brace_scanner_bug(script)
+        || has_empty_pipeline_stage_and_many_pipes(script)
     {
         return None;
     }
@@ -106,6 +107,38 @@ fn hits_brace_scanner_bug(script: &str) -> bool {
             || rest
                 .strip_prefix("..")
                 .is_some_and(|after| beyond_table(skip_digits(after).chars().next()))
+    })
+}
+
+/// Scripts with an empty pipeline stage and more than this many pipes are not parsed
+/// (see [`has_empty_pipeline_stage_and_many_pipes`]).
+const MAX_PIPES_WITH_EMPTY_STAGE: usize = 16;
+
+/// Whether `script` has an empty pipeline stage (a single `|` followed, after blanks, by
+/// another `|`, a `)`, `}`, `;`, `&` or the end: `a | | b`, `$(a|)`) and more than
+/// [`MAX_PIPES_WITH_EMPTY_STAGE`] pipes. On such input tree-sitter-bash 0.25.1's error
+/// recovery doubles its work with every further pipeline stage inside a single parse
+/// step, where the progress callback cannot cancel it (24 stages after `$(a|)`: seconds;
+/// found by `scripts/fuzz`, issue 18 item 11). Such scripts count as not understood,
+/// which only makes decisions stricter; a lone typo (`ls | | wc`) is still parsed and read
+/// around (spec 03 decision 15). Quoted text that looks the same counts too.
+fn has_empty_pipeline_stage_and_many_pipes(script: &str) -> bool {
+    let bytes = script.as_bytes();
+    if bytes.iter().filter(|byte| **byte == b'|').count() <= MAX_PIPES_WITH_EMPTY_STAGE {
+        return false;
+    }
+    bytes.iter().enumerate().any(|(at, byte)| {
+        if *byte != b'|' || (at > 0 && bytes.get(at - 1) == Some(&b'|')) {
+            return false;
+        }
+        let rest = bytes.get(at + 1..).unwrap_or_default();
+        if matches!(rest.first(), Some(b'|' | b'&')) {
+            // `||` and `|&` are operators of their own.
+            return false;
+        }
+        rest.iter()
+            .find(|next| !matches!(next, b' ' | b'\t' | b'\n'))
+            .is_none_or(|next| matches!(next, b'|' | b')' | b'}' | b';' | b'&'))
     })
 }
 

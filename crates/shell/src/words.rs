@@ -70,7 +70,7 @@ pub(crate) fn loose_word(node: Node<'_>, src: &str) -> String {
             unescape_double_quoted(inner.strip_suffix('"').unwrap_or(inner))
         }
         "raw_string" => strip_delimiters(raw, "'", "'").unwrap_or(raw).to_owned(),
-        "ansi_c_string" => strip_delimiters(raw, "$'", "'").unwrap_or(raw).to_owned(),
+        "ansi_c_string" => decode_ansi_c(strip_delimiters(raw, "$'", "'").unwrap_or(raw)),
         "translated_string" => {
             let inner = raw.strip_prefix("$\"").unwrap_or(raw);
             unescape_double_quoted(inner.strip_suffix('"').unwrap_or(inner))
@@ -147,6 +147,73 @@ fn unescape_double_quoted(raw: &str) -> String {
     out
 }
 
+/// The value of a `$'...'` string: bash's backslash escapes resolved (`\x72m` → `rm`,
+/// octal, `\u`/`\U`, `\cX`, the C escapes; issue 18 item 2). An escape that names no
+/// character (`\u{d800}`, past U+10FFFF) is dropped, as bash drops it.
+pub(crate) fn decode_ansi_c(raw: &str) -> String {
+    let mut out = String::with_capacity(raw.len());
+    let mut chars = raw.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        let Some(escape) = chars.next() else {
+            out.push('\\');
+            break;
+        };
+        let mut digits = |radix: u32, max: usize, first: Option<char>| {
+            let mut value: u32 = 0;
+            let mut count = 0;
+            if let Some(first) = first.and_then(|first| first.to_digit(radix)) {
+                value = first;
+                count = 1;
+            }
+            while count < max {
+                match chars.peek().and_then(|next| next.to_digit(radix)) {
+                    Some(digit) => {
+                        value = value.saturating_mul(radix).saturating_add(digit);
+                        count += 1;
+                        chars.next();
+                    }
+                    None => break,
+                }
+            }
+            (count > 0).then_some(value)
+        };
+        let decoded = match escape {
+            'a' => Some(0x07),
+            'b' => Some(0x08),
+            'e' | 'E' => Some(0x1b),
+            'f' => Some(0x0c),
+            'n' => Some(0x0a),
+            'r' => Some(0x0d),
+            't' => Some(0x09),
+            'v' => Some(0x0b),
+            '\\' | '\'' | '"' | '?' => Some(u32::from(escape)),
+            'x' => digits(16, 2, None),
+            'u' => digits(16, 4, None),
+            'U' => digits(16, 8, None),
+            '0'..='7' => digits(8, 3, Some(escape)),
+            'c' => chars.next().map(|control| u32::from(control) & 0x1f),
+            other => {
+                out.push('\\');
+                out.push(other);
+                continue;
+            }
+        };
+        match decoded {
+            Some(value) => out.extend(char::from_u32(value)),
+            // `\x` without digits stays as written.
+            None => {
+                out.push('\\');
+                out.push(escape);
+            }
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -157,6 +224,16 @@ mod tests {
         assert_eq!(unescape_unquoted(r"a\ b"), "a b");
         assert_eq!(unescape_unquoted("a\\\nb"), "ab");
         assert_eq!(unescape_unquoted(r"a\\b"), r"a\b");
+    }
+
+    #[test]
+    fn ansi_c_strings_are_decoded() {
+        assert_eq!(decode_ansi_c(r"\x72m"), "rm");
+        assert_eq!(decode_ansi_c(r"\162\155"), "rm");
+        assert_eq!(decode_ansi_c(r"\u0072\U0000006d"), "rm");
+        assert_eq!(decode_ansi_c(r"a\tb\'c\\"), "a\tb'c\\");
+        assert_eq!(decode_ansi_c(r"\x"), r"\x");
+        assert_eq!(decode_ansi_c(r"\q\"), r"\q\");
     }
 
     #[test]

@@ -3,6 +3,7 @@
 //!
 //! Fail closed: a timeout is `timed_out`; every unusable answer (the program cannot start, exits
 //! non-zero, prints garbage, the endpoint errors) is `denied` with a message that says why.
+//! Each non-approval carries a [`ReviewFailureKind`] for the audit log (issue 18 item 8).
 
 mod config;
 mod endpoint;
@@ -26,6 +27,37 @@ use crate::process::ProcessOutcome;
 use crate::process::ProcessRequest;
 use crate::process::run_process;
 
+/// Why an automatic review did not approve (issue 18 item 8, field log BL-18): recorded in
+/// the audit log, and the model reads each kind differently — only a risk denial is a
+/// judgement of the action.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ReviewFailureKind {
+    /// No answer within the deadline (`timed_out`).
+    Timeout,
+    /// The reviewer could not run or broke off: it did not start, exited non-zero or by a
+    /// signal, or the endpoint failed.
+    Crashed,
+    /// The reviewer answered, but not with a usable verdict (not JSON, a missing or
+    /// invalid `outcome`).
+    UnusableAnswer,
+    /// The reviewer judged the action too risky and denied it.
+    RiskDenial,
+}
+
+impl ReviewFailureKind {
+    /// The audit-log spelling: `timeout`, `crashed`, `unusable_answer`, `risk_denial`.
+    #[must_use]
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::Timeout => "timeout",
+            Self::Crashed => "crashed",
+            Self::UnusableAnswer => "unusable_answer",
+            Self::RiskDenial => "risk_denial",
+        }
+    }
+}
+
 /// What one automatic review produced.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AutoReviewOutcome {
@@ -35,6 +67,8 @@ pub struct AutoReviewOutcome {
     pub verdict: Option<ReviewerVerdict>,
     /// Why the answer was unusable, when it was (the decision is then a denial).
     pub failure: Option<String>,
+    /// Why the action was not approved; `None` when it was.
+    pub kind: Option<ReviewFailureKind>,
 }
 
 impl AutoReviewOutcome {
@@ -43,20 +77,45 @@ impl AutoReviewOutcome {
             ReviewOutcome::Allow => ReviewDecision::Approved,
             ReviewOutcome::Deny => ReviewDecision::denied_with_reason(deny_message(&verdict)),
         };
+        let kind =
+            (verdict.outcome == ReviewOutcome::Deny).then_some(ReviewFailureKind::RiskDenial);
         Self {
             decision,
             verdict: Some(verdict),
             failure: None,
+            kind,
         }
     }
 
-    fn failed(reason: String) -> Self {
+    /// A reviewer that could not run or broke off: denied, fail closed, and the model is
+    /// told that nobody judged the action.
+    fn crashed(reason: String) -> Self {
+        Self::failed(
+            ReviewFailureKind::Crashed,
+            format!(
+                "the automatic approval reviewer failed to run, so nobody reviewed the action and it is denied (fail closed): {reason}. This is not a verdict that the action is unsafe; ask the user for explicit approval if it is needed"
+            ),
+            reason,
+        )
+    }
+
+    /// A reviewer whose answer was not a usable verdict: denied, fail closed.
+    fn unusable(reason: String) -> Self {
+        Self::failed(
+            ReviewFailureKind::UnusableAnswer,
+            format!(
+                "the automatic approval reviewer gave an unusable answer, so the action was not reviewed and is denied (fail closed): {reason}. This is not a verdict that the action is unsafe; ask the user for explicit approval if it is needed"
+            ),
+            reason,
+        )
+    }
+
+    fn failed(kind: ReviewFailureKind, message: String, reason: String) -> Self {
         Self {
-            decision: ReviewDecision::denied_with_reason(format!(
-                "automatic approval review failed, so the action is denied (fail closed): {reason}"
-            )),
+            decision: ReviewDecision::denied_with_reason(message),
             verdict: None,
             failure: Some(reason),
+            kind: Some(kind),
         }
     }
 
@@ -65,6 +124,7 @@ impl AutoReviewOutcome {
             decision: ReviewDecision::TimedOut,
             verdict: None,
             failure: None,
+            kind: Some(ReviewFailureKind::Timeout),
         }
     }
 }
@@ -92,7 +152,7 @@ pub async fn run_auto_review(
     let request_json = match serde_json::to_string(request) {
         Ok(json) => json,
         Err(error) => {
-            return AutoReviewOutcome::failed(format!("cannot encode the request: {error}"));
+            return AutoReviewOutcome::crashed(format!("cannot encode the request: {error}"));
         }
     };
     match &config.reviewer {
@@ -107,10 +167,10 @@ pub async fn run_auto_review(
             .await
             {
                 Err(_) => AutoReviewOutcome::timed_out(),
-                Ok(Err(reason)) => AutoReviewOutcome::failed(reason),
+                Ok(Err(reason)) => AutoReviewOutcome::crashed(reason),
                 Ok(Ok(text)) => match parse_reviewer_verdict(&text) {
                     Ok(verdict) => AutoReviewOutcome::from_verdict(verdict),
-                    Err(reason) => AutoReviewOutcome::failed(format!("the endpoint's {reason}")),
+                    Err(reason) => AutoReviewOutcome::unusable(format!("the endpoint's {reason}")),
                 },
             }
         }
@@ -123,7 +183,7 @@ async fn review_by_command(
     timeout: std::time::Duration,
 ) -> AutoReviewOutcome {
     let Some((program, args)) = argv.split_first() else {
-        return AutoReviewOutcome::failed("`auto_review.command` is empty".to_owned());
+        return AutoReviewOutcome::crashed("`auto_review.command` is empty".to_owned());
     };
     let label = format!("reviewer `{program}`");
     let outcome = run_process(ProcessRequest {
@@ -137,7 +197,7 @@ async fn review_by_command(
     match outcome {
         ProcessOutcome::TimedOut => AutoReviewOutcome::timed_out(),
         ProcessOutcome::SpawnFailed(reason) => {
-            AutoReviewOutcome::failed(format!("{label}: {reason}"))
+            AutoReviewOutcome::crashed(format!("{label}: {reason}"))
         }
         ProcessOutcome::Exited {
             code: Some(0),
@@ -146,7 +206,7 @@ async fn review_by_command(
         } => match parse_reviewer_verdict(&stdout) {
             Ok(verdict) => AutoReviewOutcome::from_verdict(verdict),
             Err(reason) => {
-                AutoReviewOutcome::failed(format!("{label} printed an unusable answer: {reason}"))
+                AutoReviewOutcome::unusable(format!("{label} printed an unusable answer: {reason}"))
             }
         },
         ProcessOutcome::Exited { code, stderr, .. } => {
@@ -160,7 +220,7 @@ async fn review_by_command(
                 .find(|line| !line.is_empty())
                 .map(|line| format!(": {}", verdict::snippet(line)))
                 .unwrap_or_default();
-            AutoReviewOutcome::failed(format!("{label} {status}{detail}"))
+            AutoReviewOutcome::crashed(format!("{label} {status}{detail}"))
         }
     }
 }

@@ -66,11 +66,30 @@ impl HookMatcher {
 #[derive(Debug, Default)]
 pub(crate) struct ParsedHooks {
     pub hooks: Vec<PermissionRequestHook>,
+    /// `PreToolUse` hooks (issue 18 item 7): same entry shape, run before every call.
+    pub pre_tool_use: Vec<PermissionRequestHook>,
     pub warnings: Vec<String>,
 }
 
-/// Reads `[hooks]` from config.toml: `permission_request = [{matcher, command, timeout}]`, and
-/// also a Codex-style `PermissionRequest = [{matcher, hooks = [...]}]` list.
+/// Which event a configured hook list belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Event {
+    PermissionRequest,
+    PreToolUse,
+}
+
+impl ParsedHooks {
+    fn list(&mut self, event: Event) -> &mut Vec<PermissionRequestHook> {
+        match event {
+            Event::PermissionRequest => &mut self.hooks,
+            Event::PreToolUse => &mut self.pre_tool_use,
+        }
+    }
+}
+
+/// Reads `[hooks]` from config.toml: `permission_request = [{matcher, command, timeout}]` and
+/// `pre_tool_use = [...]` of the same shape, and also Codex-style `PermissionRequest` /
+/// `PreToolUse = [{matcher, hooks = [...]}]` lists.
 pub(crate) fn hooks_from_toml(
     value: &toml::Value,
     origin: &str,
@@ -82,23 +101,30 @@ pub(crate) fn hooks_from_toml(
     };
     let mut parsed = ParsedHooks::default();
     for (key, value) in &table {
+        let (flat, event) = match key.as_str() {
+            "permission_request" => (true, Event::PermissionRequest),
+            "pre_tool_use" => (true, Event::PreToolUse),
+            "PermissionRequest" => (false, Event::PermissionRequest),
+            "PreToolUse" => (false, Event::PreToolUse),
+            _ => (false, Event::PermissionRequest),
+        };
         match key.as_str() {
-            "permission_request" => {
-                let entries = expect_array(value, origin, "hooks.permission_request")?;
+            "permission_request" | "pre_tool_use" if flat => {
+                let entries = expect_array(value, origin, &format!("hooks.{key}"))?;
                 for (index, entry) in entries.iter().enumerate() {
-                    let key = format!("hooks.permission_request[{index}]");
+                    let key = format!("hooks.{key}[{index}]");
                     let object = expect_object(entry, origin, &key)?;
                     warn_unknown(object, &["matcher", "command", "timeout", "timeoutSec"], origin, &key, &mut parsed.warnings);
                     let matcher = optional_string(object, "matcher", origin, &key)?;
                     let hook = handler(object, matcher, origin, &key, &mut parsed.warnings)?;
-                    parsed.hooks.extend(hook);
+                    parsed.list(event).extend(hook);
                 }
             }
-            "PermissionRequest" => {
-                groups(value, origin, "hooks.PermissionRequest", &mut parsed)?;
+            "PermissionRequest" | "PreToolUse" => {
+                groups(value, origin, &format!("hooks.{key}"), event, &mut parsed)?;
             }
             other => parsed.warnings.push(format!(
-                "{origin}: unknown key `hooks.{other}` ignored (Airlock reads only `permission_request`)"
+                "{origin}: unknown key `hooks.{other}` ignored (Airlock reads `permission_request` and `pre_tool_use`)"
             )),
         }
     }
@@ -106,7 +132,8 @@ pub(crate) fn hooks_from_toml(
 }
 
 /// Reads a Codex `hooks.json` file: `{"hooks":{"PermissionRequest":[{"matcher":"^Bash$",
-/// "hooks":[{"type":"command","command":"...","timeout":600}]}]}}`. Other events are ignored.
+/// "hooks":[{"type":"command","command":"...","timeout":600}]}]}}`, and `PreToolUse` groups
+/// of the same shape. Other events are ignored.
 /// A missing file yields no hooks.
 pub(crate) fn hooks_from_json_file(path: &Path) -> Result<ParsedHooks, ConfigError> {
     let text = match std::fs::read_to_string(path) {
@@ -132,13 +159,19 @@ pub(crate) fn hooks_from_json_file(path: &Path) -> Result<ParsedHooks, ConfigErr
         return Ok(parsed);
     };
     let events = expect_object(events, &origin, "hooks")?;
-    if let Some(groups_value) = events.get("PermissionRequest") {
-        groups(
-            groups_value,
-            &origin,
-            "hooks.PermissionRequest",
-            &mut parsed,
-        )?;
+    for (name, event) in [
+        ("PermissionRequest", Event::PermissionRequest),
+        ("PreToolUse", Event::PreToolUse),
+    ] {
+        if let Some(groups_value) = events.get(name) {
+            groups(
+                groups_value,
+                &origin,
+                &format!("hooks.{name}"),
+                event,
+                &mut parsed,
+            )?;
+        }
     }
     Ok(parsed)
 }
@@ -148,6 +181,7 @@ fn groups(
     value: &Value,
     origin: &str,
     key: &str,
+    event: Event,
     parsed: &mut ParsedHooks,
 ) -> Result<(), ConfigError> {
     for (group_index, group) in expect_array(value, origin, key)?.iter().enumerate() {
@@ -195,17 +229,12 @@ fn groups(
             }
             if object.get("async").and_then(Value::as_bool) == Some(true) {
                 parsed.warnings.push(format!(
-                    "{origin}: `{key}`: an async hook cannot decide a permission request; skipped"
+                    "{origin}: `{key}`: an async hook cannot decide; skipped"
                 ));
                 continue;
             }
-            parsed.hooks.extend(handler(
-                object,
-                matcher.clone(),
-                origin,
-                &key,
-                &mut parsed.warnings,
-            )?);
+            let hook = handler(object, matcher.clone(), origin, &key, &mut parsed.warnings)?;
+            parsed.list(event).extend(hook);
         }
     }
     Ok(())

@@ -15,9 +15,11 @@ pub use config::PermissionRequestHook;
 pub(crate) use config::hooks_from_json_file;
 pub(crate) use config::hooks_from_toml;
 pub use output::DEFAULT_HOOK_DENY_MESSAGE;
+pub use output::DEFAULT_PRE_TOOL_USE_DENY_MESSAGE;
 pub use output::HookRunResult;
 pub use output::HookVerdict;
 pub use output::parse_hook_output;
+pub use output::parse_pre_tool_use_output;
 
 use crate::hook_payload::PermissionRequestPayload;
 use crate::process::ProcessOutcome;
@@ -39,7 +41,7 @@ pub struct HookInput {
     pub transcript_path: Option<String>,
     /// The working directory of the action (also the hook's cwd).
     pub cwd: PathBuf,
-    /// Always `PermissionRequest`.
+    /// `PermissionRequest`, or `PreToolUse` for the hooks run before every call.
     pub hook_event_name: &'static str,
     /// The model name the turn runs with (empty when unknown).
     pub model: String,
@@ -83,6 +85,28 @@ pub async fn run_permission_request_hooks(
     hooks: &[PermissionRequestHook],
     input: &HookInput,
 ) -> HookReport {
+    run_hooks(hooks, input, parse_hook_output).await
+}
+
+/// Runs every `PreToolUse` hook whose matcher accepts the tool (issue 18 item 7), as
+/// [`run_permission_request_hooks`] does, reading each run with
+/// [`parse_pre_tool_use_output`]: the report's verdict is a deny or nothing, never an allow.
+pub async fn run_pre_tool_use_hooks(
+    hooks: &[PermissionRequestHook],
+    input: &HookInput,
+) -> HookReport {
+    let mut report = run_hooks(hooks, input, parse_pre_tool_use_output).await;
+    if report.verdict == Some(HookVerdict::Allow) {
+        report.verdict = None;
+    }
+    report
+}
+
+async fn run_hooks(
+    hooks: &[PermissionRequestHook],
+    input: &HookInput,
+    parse: fn(Option<i32>, &str, &str) -> HookRunResult,
+) -> HookReport {
     let payload = input.payload();
     let names = payload.matcher_names();
     let stdin = match serde_json::to_vec(input) {
@@ -92,7 +116,8 @@ pub async fn run_permission_request_hooks(
                 verdict: None,
                 ran: 0,
                 warnings: vec![format!(
-                    "PermissionRequest hooks skipped: cannot encode the request: {error}"
+                    "{} hooks skipped: cannot encode the request: {error}",
+                    input.hook_event_name
                 )],
             };
         }
@@ -111,7 +136,8 @@ pub async fn run_permission_request_hooks(
             hook.timeout,
         );
         let hook = hook.clone();
-        tasks.spawn(async move { (index, run_one(&hook, request).await) });
+        let event = input.hook_event_name;
+        tasks.spawn(async move { (index, run_one(&hook, request, event, parse).await) });
     }
     let mut results = Vec::with_capacity(ran);
     while let Some(joined) = tasks.join_next().await {
@@ -185,14 +211,19 @@ fn shell_request(
     }
 }
 
-async fn run_one(hook: &PermissionRequestHook, request: ProcessRequest) -> HookRunResult {
-    let label = format!("PermissionRequest hook `{}`", hook.command);
+async fn run_one(
+    hook: &PermissionRequestHook,
+    request: ProcessRequest,
+    event: &str,
+    parse: fn(Option<i32>, &str, &str) -> HookRunResult,
+) -> HookRunResult {
+    let label = format!("{event} hook `{}`", hook.command);
     match run_process(request).await {
         ProcessOutcome::Exited {
             code,
             stdout,
             stderr,
-        } => match parse_hook_output(code, &stdout, &stderr) {
+        } => match parse(code, &stdout, &stderr) {
             HookRunResult::Failed { reason } => HookRunResult::Failed {
                 reason: format!("{label} failed: {reason}; no decision"),
             },

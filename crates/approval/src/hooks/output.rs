@@ -6,6 +6,9 @@ use serde_json::Value;
 /// The message of a hook deny that gave none (reference §8).
 pub const DEFAULT_HOOK_DENY_MESSAGE: &str = "PermissionRequest hook denied approval";
 
+/// The message of a `PreToolUse` deny that gave none.
+pub const DEFAULT_PRE_TOOL_USE_DENY_MESSAGE: &str = "PreToolUse hook blocked the call";
+
 /// A hook's decisive answer.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum HookVerdict {
@@ -236,5 +239,81 @@ fn no_decision_or_unsupported(
 fn failed(reason: impl Into<String>) -> HookRunResult {
     HookRunResult::Failed {
         reason: reason.into(),
+    }
+}
+
+/// Interprets one `PreToolUse` run (issue 18 item 7). Codex's `PreToolUse` is deny-only
+/// (reference `adapters.md` C1): exit 2 with a reason on stderr, or exit 0 with
+/// `hookSpecificOutput.permissionDecision: "deny"` (reason in `permissionDecisionReason`),
+/// or the older top-level `decision: "block"` (reason in `reason`), blocks the call;
+/// `allow`, `ask` and `defer` are reported as unsupported and ignored, so a hook can never
+/// approve anything here. Everything else is no decision or a failure (no decision).
+#[must_use]
+pub fn parse_pre_tool_use_output(code: Option<i32>, stdout: &str, stderr: &str) -> HookRunResult {
+    if code != Some(0) {
+        return parse_hook_output(code, stdout, stderr);
+    }
+    let text = stdout.trim();
+    if text.is_empty() || !(text.starts_with('{') || text.starts_with('[')) {
+        return HookRunResult::NoDecision {
+            warnings: Vec::new(),
+        };
+    }
+    let top = match serde_json::from_str::<Value>(text) {
+        Ok(Value::Object(top)) => top,
+        Ok(_) => return failed("printed JSON that is not an object"),
+        Err(error) => {
+            return failed(format!(
+                "printed invalid JSON output ({error}): {}",
+                truncate(text, 200)
+            ));
+        }
+    };
+    let mut warnings = Vec::new();
+    if let Some(message) = top.get("systemMessage").and_then(Value::as_str)
+        && !message.trim().is_empty()
+    {
+        warnings.push(message.trim().to_owned());
+    }
+    let reason_of = |value: Option<&Value>| {
+        value
+            .and_then(Value::as_str)
+            .map(str::trim)
+            .filter(|reason| !reason.is_empty())
+            .unwrap_or(DEFAULT_PRE_TOOL_USE_DENY_MESSAGE)
+            .to_owned()
+    };
+    if top.get("decision").and_then(Value::as_str) == Some("block") {
+        return HookRunResult::Decided {
+            verdict: HookVerdict::Deny {
+                message: reason_of(top.get("reason")),
+            },
+            warnings,
+        };
+    }
+    let Some(specific) = top.get("hookSpecificOutput").and_then(Value::as_object) else {
+        return HookRunResult::NoDecision { warnings };
+    };
+    if let Some(event) = specific.get("hookEventName")
+        && event.as_str() != Some("PreToolUse")
+    {
+        return failed(format!(
+            "`hookSpecificOutput.hookEventName` is {event}, expected \"PreToolUse\""
+        ));
+    }
+    match specific.get("permissionDecision").and_then(Value::as_str) {
+        Some("deny") => HookRunResult::Decided {
+            verdict: HookVerdict::Deny {
+                message: reason_of(specific.get("permissionDecisionReason")),
+            },
+            warnings,
+        },
+        Some(other) => {
+            warnings.push(format!(
+                "PreToolUse hook decision {other:?} is not supported and ignored (only \"deny\")"
+            ));
+            HookRunResult::NoDecision { warnings }
+        }
+        None => HookRunResult::NoDecision { warnings },
     }
 }

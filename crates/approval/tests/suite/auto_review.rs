@@ -365,3 +365,68 @@ fn https_endpoints_are_refused_at_load_time() {
         "{text}"
     );
 }
+
+// ------------------------------ issue 18 item 8: failure kinds (field log BL-18)
+
+/// Every way the reviewer can fail to approve carries its kind, and the model reads a
+/// failure differently from a risk denial: only the latter judges the action.
+#[tokio::test]
+async fn reviewer_failures_carry_a_kind_and_read_differently() {
+    use airlock_approval::ReviewFailureKind;
+    let cases = [
+        (
+            "cat > /dev/null\necho '{\"outcome\":\"deny\",\"risk_level\":\"high\",\"rationale\":\"wipes the disk\"}'",
+            10,
+            ReviewFailureKind::RiskDenial,
+        ),
+        ("cat > /dev/null\nsleep 30", 1, ReviewFailureKind::Timeout),
+        (
+            "cat > /dev/null\necho 'oops' >&2\nexit 3",
+            10,
+            ReviewFailureKind::Crashed,
+        ),
+        (
+            "cat > /dev/null\nkill -9 $$",
+            10,
+            ReviewFailureKind::Crashed,
+        ),
+        (
+            "cat > /dev/null\necho 'sure, go ahead!'",
+            10,
+            ReviewFailureKind::UnusableAnswer,
+        ),
+        (
+            "cat > /dev/null\necho '{\"outcome\":\"maybe\"}'",
+            10,
+            ReviewFailureKind::UnusableAnswer,
+        ),
+    ];
+    for (body, timeout, kind) in cases {
+        let (resolution, _h) = review_with(body, timeout).await;
+        assert_eq!(resolution.review_failure, Some(kind), "{body}");
+        let audit = serde_json::to_value(&resolution).unwrap();
+        assert_eq!(audit["review_failure"], kind.as_str(), "{body}");
+        let message = resolution.into_tool_result().unwrap_err().message;
+        match kind {
+            ReviewFailureKind::RiskDenial => {
+                assert!(
+                    message.contains("denied the action (risk: high)"),
+                    "{message}"
+                );
+                assert!(!message.contains("not a verdict"), "{message}");
+            }
+            _ => assert!(
+                message.contains("not a verdict that the action is unsafe"),
+                "{kind:?}: {message}"
+            ),
+        }
+    }
+    let (approved, _h) = review_with("cat > /dev/null\necho '{\"outcome\":\"allow\"}'", 10).await;
+    assert_eq!(approved.review_failure, None);
+    assert!(
+        serde_json::to_value(&approved)
+            .unwrap()
+            .get("review_failure")
+            .is_none()
+    );
+}

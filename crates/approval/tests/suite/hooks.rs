@@ -351,6 +351,9 @@ async fn hooks_json_in_codex_format_is_read() {
     let table = toml::Table::new();
     let config = airlock_approval::ApprovalConfig::load(&table, "config.toml", dir.path()).unwrap();
     assert_eq!(config.hooks.len(), 1);
+    // The PreToolUse group is its own list (issue 18 item 7), never a PermissionRequest hook.
+    assert_eq!(config.pre_tool_use_hooks.len(), 1);
+    assert_eq!(config.pre_tool_use_hooks[0].command, "false");
     assert!(
         config
             .warnings
@@ -406,4 +409,95 @@ async fn hooks_run_before_the_automatic_reviewer_and_without_verdict_fall_throug
         .await;
     assert_eq!(resolution.decision, ReviewDecision::Approved);
     assert_eq!(resolution.source, DecisionSource::AutoReview);
+}
+
+// ----------------------------------------- issue 18 item 7: PreToolUse (field log BL-17)
+
+#[test]
+fn pre_tool_use_hooks_are_read_from_config_toml() {
+    let table: toml::Table = "[[hooks.pre_tool_use]]\nmatcher = \"^Bash$\"\ncommand = \"a\"\n\
+         [[hooks.PreToolUse]]\nmatcher = \"*\"\nhooks = [{type = \"command\", command = \"b\", timeout = 3}]\n"
+        .parse()
+        .unwrap();
+    let config =
+        airlock_approval::ApprovalConfig::from_config_table(&table, "config.toml", None).unwrap();
+    let mut commands: Vec<&str> = config
+        .pre_tool_use_hooks
+        .iter()
+        .map(|hook| hook.command.as_str())
+        .collect();
+    commands.sort_unstable();
+    assert_eq!(commands, ["a", "b"]);
+    assert!(config.hooks.is_empty());
+    assert!(config.warnings.is_empty(), "{:?}", config.warnings);
+}
+
+#[test]
+fn pre_tool_use_output_is_deny_only() {
+    use airlock_approval::{
+        DEFAULT_PRE_TOOL_USE_DENY_MESSAGE, HookRunResult, HookVerdict, parse_pre_tool_use_output,
+    };
+    let deny = |message: &str| HookVerdict::Deny {
+        message: message.to_owned(),
+    };
+    let verdict = |result: HookRunResult| match result {
+        HookRunResult::Decided { verdict, .. } => Some(verdict),
+        _ => None,
+    };
+    assert_eq!(
+        verdict(parse_pre_tool_use_output(
+            Some(0),
+            r#"{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"nope"}}"#,
+            ""
+        )),
+        Some(deny("nope"))
+    );
+    assert_eq!(
+        verdict(parse_pre_tool_use_output(
+            Some(0),
+            r#"{"hookSpecificOutput":{"permissionDecision":"deny"}}"#,
+            ""
+        )),
+        Some(deny(DEFAULT_PRE_TOOL_USE_DENY_MESSAGE))
+    );
+    assert_eq!(
+        verdict(parse_pre_tool_use_output(
+            Some(0),
+            r#"{"decision":"block","reason":"old"}"#,
+            ""
+        )),
+        Some(deny("old"))
+    );
+    assert_eq!(
+        verdict(parse_pre_tool_use_output(Some(2), "", "from stderr\n")),
+        Some(deny("from stderr"))
+    );
+    for unsupported in ["allow", "ask", "defer"] {
+        let result = parse_pre_tool_use_output(
+            Some(0),
+            &format!(
+                r#"{{"hookSpecificOutput":{{"hookEventName":"PreToolUse","permissionDecision":"{unsupported}"}}}}"#
+            ),
+            "",
+        );
+        match result {
+            HookRunResult::NoDecision { warnings } => assert!(
+                warnings.iter().any(|w| w.contains("not supported")),
+                "{warnings:?}"
+            ),
+            other => panic!("{unsupported}: {other:?}"),
+        }
+    }
+    assert!(matches!(
+        parse_pre_tool_use_output(Some(1), "", "boom"),
+        HookRunResult::Failed { .. }
+    ));
+    assert!(matches!(
+        parse_pre_tool_use_output(
+            Some(0),
+            r#"{"hookSpecificOutput":{"hookEventName":"PermissionRequest","permissionDecision":"deny"}}"#,
+            ""
+        ),
+        HookRunResult::Failed { .. }
+    ));
 }

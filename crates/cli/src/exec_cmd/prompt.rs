@@ -19,6 +19,7 @@ use airlock_protocol::ReviewDecision;
 use rustix::termios::LocalModes;
 use rustix::termios::OptionalActions;
 use rustix::termios::SpecialCodeIndex;
+
 use rustix::termios::Termios;
 
 /// Byte of the Escape key.
@@ -128,7 +129,7 @@ pub fn render(
         ));
         let place = context.rules_file.as_ref().map_or_else(
             || "not saved (no rules file)".to_owned(),
-            |file| format!("saved to {} if you press p", file.display()),
+            |file| format!("{} if you press p", crate::common::amendment_scope(file)),
         );
         text.push_str(&format!("                 {}\n", safe(&place)));
     }

@@ -32,6 +32,7 @@ pub(super) fn render(explanation: &Explanation) -> String {
         "file_system": explanation.fs_policy.kind,
         "sandbox_permissions": explanation.sandbox_permissions,
         "rules_files": explanation.rules_files,
+        "amendment_file": explanation.amendment_file,
         "policy_unavailable": outcome.policy_unavailable,
         "segments": parsed.segments,
         "plain": parsed.plain,

@@ -155,6 +155,11 @@ pub(super) fn render(explanation: &Explanation) -> String {
             "  offered rule: prefix_rule(pattern={}, decision=\"allow\")",
             serde_json::to_string(amendment.command()).unwrap_or_default()
         );
+        let _ = writeln!(
+            out,
+            "    {}",
+            crate::common::amendment_scope(&explanation.amendment_file)
+        );
     }
     let _ = writeln!(out, "  reviewer: {}", explanation.reviewer);
     let unsandboxed = &outcome.unsandboxed;

@@ -6,8 +6,10 @@ use std::time::Instant;
 use airlock_approval::ApprovalAction;
 use airlock_approval::ApprovalCategory;
 use airlock_approval::ApprovalContext;
+use airlock_approval::ApprovalResolution;
 use airlock_approval::ApprovalSession;
 use airlock_approval::ApprovalTurn;
+use airlock_approval::DecisionSource;
 use airlock_permissions::FileSystemPolicyQueries;
 use airlock_permissions::file_system_sandbox_policy;
 use airlock_permissions::materialize_project_roots_with_workspace_roots;
@@ -16,6 +18,7 @@ use airlock_protocol::ExecApprovalRequirement;
 use airlock_protocol::FileSystemSandboxPolicy;
 use airlock_protocol::NetworkApprovalContext;
 use airlock_protocol::PermissionProfile;
+use airlock_protocol::ReviewDecision;
 use airlock_sandbox::ExecOutput;
 use airlock_sandbox::SandboxManager;
 use airlock_sandbox::SandboxType;
@@ -150,6 +153,11 @@ impl ToolOrchestrator {
             .exec_approval_requirement(req)
             .unwrap_or_else(|| default_exec_approval_requirement(inputs.policy, &inputs.fs_policy));
         trace.requirement = Some(requirement.clone());
+        // Codex's `PreToolUse` hooks run for every call that may run, whatever it needs
+        // (issue 18 item 7); they can only block.
+        if !matches!(requirement, ExecApprovalRequirement::Forbidden { .. }) {
+            self.pre_tool_use(tool, req, ctx, trace).await?;
+        }
         // Step 3: first approval.
         let approval_reason = match &requirement {
             ExecApprovalRequirement::NeedsApproval { reason, .. } => reason.clone(),
@@ -349,6 +357,43 @@ impl ToolOrchestrator {
             use_legacy_landlock: self.settings.use_legacy_landlock,
             windows_level: self.settings.windows_level,
         }
+    }
+
+    /// Runs the `PreToolUse` hooks; a block is recorded as a hook denial of the first
+    /// approval and is the call's `ToolError::Rejected`.
+    async fn pre_tool_use<Req, T: ToolRuntime<Req>>(
+        &self,
+        tool: &T,
+        req: &Req,
+        ctx: &ToolCallContext<'_>,
+        trace: &mut CallTrace,
+    ) -> Result<(), ToolError> {
+        if ctx.approvals.config().pre_tool_use_hooks.is_empty() {
+            return Ok(());
+        }
+        let started = Instant::now();
+        let action: ApprovalAction = tool
+            .approval_action(req, ctx.call_id)
+            .map_err(|error| ToolError::Execution(ExecError::Action(error)))?;
+        let Some(message) = ctx.approvals.run_pre_tool_use(ctx.turn, &action).await else {
+            return Ok(());
+        };
+        let resolution = ApprovalResolution::new(
+            ReviewDecision::denied_with_reason(message),
+            DecisionSource::Hook,
+            started.elapsed(),
+        );
+        trace.record_approval(ApprovalRecord::from_resolution(
+            AttemptPhase::First,
+            &resolution,
+        ));
+        resolution
+            .into_tool_result()
+            .map(|_| ())
+            .map_err(|rejected| ToolError::Rejected {
+                message: rejected.message,
+                interrupts_turn: rejected.interrupts_turn,
+            })
     }
 
     /// Asks for approval (spec 07 steps 3 and 6) and records it; a refusal is the call's

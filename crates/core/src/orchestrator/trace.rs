@@ -4,6 +4,7 @@
 
 use airlock_approval::ApprovalResolution;
 use airlock_approval::DecisionSource;
+use airlock_approval::ReviewFailureKind;
 use airlock_protocol::ExecApprovalRequirement;
 use airlock_protocol::ReviewDecision;
 use airlock_sandbox::SandboxType;
@@ -24,6 +25,10 @@ pub struct ApprovalRecord {
     pub decision: ReviewDecision,
     /// Time to decide, in milliseconds.
     pub duration_ms: u64,
+    /// Why the automatic reviewer did not approve (`timeout`, `crashed`,
+    /// `unusable_answer`, `risk_denial`; issue 18 item 8); absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub review_failure: Option<ReviewFailureKind>,
 }
 
 impl ApprovalRecord {
@@ -35,6 +40,7 @@ impl ApprovalRecord {
             source: resolution.source,
             decision: resolution.decision.clone(),
             duration_ms: resolution.duration_ms,
+            review_failure: resolution.review_failure,
         }
     }
 }
@@ -189,6 +195,7 @@ impl CallTrace {
             source: DecisionSource::Config,
             decision: ReviewDecision::Approved,
             duration_ms: 0,
+            review_failure: None,
         });
     }
 }

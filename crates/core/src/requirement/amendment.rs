@@ -2,20 +2,80 @@
 //! "Amendment proposals", edge cases 5, 11 and 21; reference §8).
 
 use airlock_execpolicy::RuleMatch;
-use airlock_shell::{DANGER_PATTERNS, deny_view, is_code_loading_variable, is_exec_wrapper};
+use airlock_shell::{
+    DANGER_PATTERNS, basename, deny_view, is_code_loading_variable, is_exec_wrapper,
+};
 
 use super::BANNED_PREFIX_SUGGESTIONS;
 use super::outcome::SegmentVerdict;
 
+/// Network tools: a prefix rule for one of them alone would allow any transfer to any
+/// host (issue 18 item 6, field log BL-15).
+const NETWORK_TOOLS: &[&str] = &[
+    "curl", "wget", "nc", "ncat", "netcat", "socat", "ssh", "scp", "sftp", "rsync", "telnet", "ftp",
+];
+
+/// Interpreters and shells: a prefix rule for one of them alone would allow any program
+/// (issue 18 item 6, field log BL-15).
+const INTERPRETERS: &[&str] = &[
+    "python",
+    "python2",
+    "python3",
+    "py",
+    "pypy",
+    "pypy3",
+    "pythonw",
+    "pyw",
+    "node",
+    "nodejs",
+    "deno",
+    "bun",
+    "perl",
+    "ruby",
+    "irb",
+    "php",
+    "lua",
+    "luajit",
+    "tclsh",
+    "wish",
+    "rscript",
+    "osascript",
+    "bash",
+    "sh",
+    "zsh",
+    "dash",
+    "ksh",
+    "fish",
+    "csh",
+    "tcsh",
+    "pwsh",
+    "powershell",
+    "powershell.exe",
+];
+
+/// Whether `candidate` names a network tool or an interpreter (by basename, `python3.12`
+/// counting as `python3`) followed by nothing but options: such a prefix covers every
+/// invocation (`["curl"]`, `["python3", "-u"]`, `["node", "-e"]`).
+fn is_bare_tool(candidate: &[String]) -> bool {
+    let Some((program, rest)) = candidate.split_first() else {
+        return false;
+    };
+    let name = basename(program).to_ascii_lowercase();
+    let versionless = name.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.');
+    let known = |list: &[&str]| list.contains(&name.as_str()) || list.contains(&versionless);
+    (known(NETWORK_TOOLS) || known(INTERPRETERS)) && rest.iter().all(|arg| arg.starts_with('-'))
+}
+
 /// Whether `candidate` may never be proposed: empty, equal to a banned prefix (reference
-/// §8, spec 03 edge case 11), starting with an exec wrapper (edge case 21), or — read as a
-/// command — dangerous or carrying a code-loading assignment (edge case 11). A candidate
-/// whose deny view is incomplete is refused too (fail closed).
+/// §8, spec 03 edge case 11), starting with an exec wrapper (edge case 21), a bare
+/// network tool or interpreter (issue 18 item 6), or — read as a command — dangerous or
+/// carrying a code-loading assignment (edge case 11). A candidate whose deny view is
+/// incomplete is refused too (fail closed).
 pub(super) fn is_refused(candidate: &[String]) -> bool {
     let Some(program) = candidate.first() else {
         return true;
     };
-    if is_banned(candidate) || is_exec_wrapper(program) {
+    if is_banned(candidate) || is_exec_wrapper(program) || is_bare_tool(candidate) {
         return true;
     }
     let view = deny_view(candidate);
@@ -137,6 +197,16 @@ mod tests {
             &["rm", "-rf", "build"],
             &["git", "push", "--force"],
             &["env", "LD_PRELOAD=/tmp/x", "make"],
+            &["curl"],
+            &["/usr/bin/wget", "-q"],
+            &["ssh"],
+            &["nc", "-l"],
+            &["python3.12"],
+            &["node", "-e"],
+            &["perl", "-e"],
+            &["ruby"],
+            &["bash"],
+            &["setsid"],
         ] {
             assert!(is_refused(&argv(refused)), "{refused:?} should be refused");
         }
@@ -146,6 +216,9 @@ mod tests {
             &["python3", "-c", "print(1)"],
             &["bash", "script.sh"],
             &["rm", "x"],
+            &["curl", "https://example.com/x"],
+            &["ssh", "host", "uptime"],
+            &["node", "build.js"],
         ] {
             assert!(!is_refused(&argv(offered)), "{offered:?} should be offered");
         }

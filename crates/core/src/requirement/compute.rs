@@ -3,7 +3,10 @@
 
 use airlock_execpolicy::{Decision, Policy, RuleMatch};
 use airlock_protocol::{ExecApprovalRequirement, ExecPolicyAmendment, FileSystemSandboxKind};
-use airlock_shell::{NotPlainReason, ParsedCommand, command_might_be_dangerous, parse_command};
+use airlock_shell::{
+    NotPlainReason, Note, ParsedCommand, command_might_be_dangerous, detect_shell_type,
+    parse_command,
+};
 
 use super::amendment::{ProposalInputs, propose_for_prompt, propose_for_skip};
 use super::danger::first_unallowed_danger;
@@ -50,7 +53,7 @@ pub fn create_exec_approval_requirement_for_command(
     let loaded = policy.unwrap_or(&empty);
     let evaluator = SegmentEvaluator::new(request, parsed.plain);
     let whole_dangerous = parsed.find_dangerous().is_some();
-    let verdicts: Vec<SegmentVerdict> = parsed
+    let mut verdicts: Vec<SegmentVerdict> = parsed
         .segments
         .iter()
         .map(|segment| {
@@ -62,6 +65,9 @@ pub fn create_exec_approval_requirement_for_command(
             evaluator.evaluate(loaded, segment, dangerous)
         })
         .collect();
+    if let Some(allowed) = allowed_without_assignments(&parsed, &verdicts, loaded, &evaluator) {
+        verdicts = vec![allowed];
+    }
     let deny_view_matches = deny_view_matches(loaded, request.command, &parsed);
     let dangerous = first_unallowed_danger(&parsed.inner, &verdicts);
     let mut code_loading_variables: Vec<String> = Vec::new();
@@ -78,6 +84,7 @@ pub fn create_exec_approval_requirement_for_command(
         causes: Vec::new(),
         heuristic_forbidden: None,
     };
+    state.collect_unknown_code(loaded);
     state.collect_causes(
         policy.is_none(),
         &code_loading_variables,
@@ -110,6 +117,41 @@ pub fn create_exec_approval_requirement_for_command(
     })
 }
 
+/// Issue 18 item 5 (field log BL-06): a script that is not plain only because of
+/// leading assignments of variables that load no code (`FOO=1 gh api …`) is allowed by
+/// rule when every segment without them is, and nothing matched the whole argv. The
+/// verdict is for the whole argv, so it is never plain: no bypass, no amendment (spec 03
+/// decision 5). Forbidden and prompt rules already see the stripped commands through
+/// the deny view.
+fn allowed_without_assignments(
+    parsed: &ParsedCommand,
+    verdicts: &[SegmentVerdict],
+    policy: &Policy,
+    evaluator: &SegmentEvaluator<'_>,
+) -> Option<SegmentVerdict> {
+    let stripped = parsed.assignment_free_segments.as_ref()?;
+    let [whole] = verdicts else { return None };
+    if whole.matches.iter().any(RuleMatch::is_policy_match) {
+        return None;
+    }
+    let mut matches = Vec::new();
+    for segment in stripped {
+        let verdict = evaluator.evaluate(policy, segment, command_might_be_dangerous(segment));
+        if !verdict.allowed_by_rule() {
+            return None;
+        }
+        matches.extend(verdict.matches);
+    }
+    Some(SegmentVerdict {
+        command: whole.command.clone(),
+        matches,
+        known_safe: false,
+        dangerous: whole.dangerous,
+        decision: Decision::Allow,
+        bypass_eligible: false,
+    })
+}
+
 /// The decision state of one command.
 struct Decider<'a> {
     request: &'a ExecApprovalRequest<'a>,
@@ -127,6 +169,39 @@ impl Decider<'_> {
             source: kind.source(),
             detail,
         });
+    }
+
+    /// A shell reading its script from a pipe (`curl … | sh`) or a git alias from the
+    /// environment runs unknown code (issue 18 items 2 and 4): no `forbidden`/`prompt` rule can be checked against it, and an
+    /// allow rule for the shell would allow anything. Either way it is a prompt; with
+    /// only unrelated allow rules the fallback decides as for any unmatched command.
+    fn collect_unknown_code(&mut self, policy: &Policy) {
+        let Some(program) = self.parsed.notes.iter().find_map(|note| match note {
+            Note::UnknownCode { program } => Some(program.clone()),
+            _ => None,
+        }) else {
+            return;
+        };
+        let restricting_rules = policy
+            .rules()
+            .iter()
+            .any(|rule| rule.decision != Decision::Allow);
+        let shell_allowed = self.verdicts.iter().any(|verdict| {
+            verdict.allowed_by_rule()
+                && verdict
+                    .command
+                    .first()
+                    .is_some_and(|first| detect_shell_type(first).is_some())
+        });
+        if restricting_rules || shell_allowed {
+            let command = reason::render(self.request.command);
+            self.cause(
+                PromptKind::Incomplete,
+                format!(
+                    "`{command}` requires approval: `{program}` runs code that is not on the command line, which no rule can inspect"
+                ),
+            );
+        }
     }
 
     /// Step 5 of [`create_exec_approval_requirement_for_command`].

@@ -254,6 +254,13 @@ async fn auto_review_denial_is_a_rejection_that_does_not_interrupt() {
         })
     ));
     assert!(tool.attempts().is_empty());
+    // Issue 18 item 8: the audit trace names the kind of the reviewer's refusal.
+    assert_eq!(
+        outcome.trace.approvals[0].review_failure,
+        Some(airlock_approval::ReviewFailureKind::RiskDenial)
+    );
+    let audit = serde_json::to_value(&outcome.trace).unwrap();
+    assert_eq!(audit["approvals"][0]["review_failure"], "risk_denial");
 }
 
 /// Network denials (spec 07 step 6): without an approvable context they are returned; with
@@ -380,4 +387,75 @@ fn retry_reason_quotes_the_last_line_of_output() {
         airlock_core::orchestrator::sandbox_retry_reason(&silent),
         "command failed in the sandbox (exit code 159); retry without sandbox?"
     );
+}
+
+// ------------------------------------ issue 18 item 7: PreToolUse hooks (field log BL-17)
+
+/// A `PreToolUse` hook runs for a call that needs no approval and can block it: nothing
+/// runs, the model reads the hook's reason.
+#[tokio::test]
+async fn pre_tool_use_runs_for_a_call_needing_no_approval_and_blocks_it() {
+    for (answer, message) in [
+        ("deny-json", "no pushes on Fridays"),
+        ("deny-exit2", "blocked by policy script"),
+    ] {
+        let reviewers = Reviewers::new();
+        let tool = FakeTool::new(skip(false), Scripted::Exit(0));
+        let outcome = Run::new(
+            AskForApproval::OnRequest,
+            config(&reviewers.pre_tool_use(answer)),
+        )
+        .go(&tool)
+        .await;
+        assert!(
+            matches!(&outcome.result, Err(ToolError::Rejected { message: m, .. }) if m.contains(message)),
+            "{answer}: {:?}",
+            outcome.result
+        );
+        assert!(
+            tool.attempts().is_empty(),
+            "{answer}: the command must not run"
+        );
+        let requests = reviewers.requests("pre");
+        assert_eq!(requests.len(), 1, "{answer}");
+        assert_eq!(requests[0]["hook_event_name"], "PreToolUse");
+        assert_eq!(requests[0]["tool_name"], "Bash");
+        assert_eq!(
+            sources(&outcome),
+            vec![(AttemptPhase::First, DecisionSource::Hook)]
+        );
+    }
+}
+
+/// Codex's `PreToolUse` is deny-only: an `allow` answer approves nothing, and a failing
+/// hook blocks nothing; the PermissionRequest path stays as it is.
+#[tokio::test]
+async fn pre_tool_use_cannot_approve_and_failures_do_not_block() {
+    for answer in ["allow-json", "fail", "none"] {
+        let reviewers = Reviewers::new();
+        let text = format!(
+            "{}{}",
+            reviewers.pre_tool_use(answer),
+            reviewers.hook("deny")
+        );
+        // A call needing approval: the PermissionRequest hook still decides (deny).
+        let tool = FakeTool::new(needs_approval(), Scripted::Exit(0));
+        let outcome = Run::new(AskForApproval::OnRequest, config(&text))
+            .go(&tool)
+            .await;
+        assert!(
+            matches!(&outcome.result, Err(ToolError::Rejected { message, .. }) if message == "PermissionRequest hook denied approval"),
+            "{answer}: {:?}",
+            outcome.result
+        );
+        assert_eq!(reviewers.requests("pre").len(), 1, "{answer}");
+        assert_eq!(reviewers.requests("hook").len(), 1, "{answer}");
+        // A call needing no approval runs.
+        let tool = FakeTool::new(skip(false), Scripted::Exit(0));
+        let outcome = Run::new(AskForApproval::OnRequest, config(&text))
+            .go(&tool)
+            .await;
+        assert_eq!(outcome.result.as_ref().unwrap().exit_code, 0, "{answer}");
+        assert_eq!(reviewers.requests("pre").len(), 2, "{answer}");
+    }
 }

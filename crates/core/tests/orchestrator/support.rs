@@ -185,6 +185,32 @@ impl Reviewers {
         )
     }
 
+    /// A `PreToolUse` hook (issue 18 item 7) that logs each call and answers `answer`:
+    /// `deny-json` (permissionDecision deny), `deny-exit2` (exit 2 with a reason),
+    /// `allow-json` (unsupported: ignored), `fail` (exit 1) or `none`.
+    pub fn pre_tool_use(&self, answer: &str) -> String {
+        let script = self.dir.path().join("pre.sh");
+        let answer = match answer {
+            "deny-json" => "echo '{\"hookSpecificOutput\":{\"hookEventName\":\"PreToolUse\",\"permissionDecision\":\"deny\",\"permissionDecisionReason\":\"no pushes on Fridays\"}}'".to_owned(),
+            "deny-exit2" => "echo 'blocked by policy script' >&2\nexit 2".to_owned(),
+            "allow-json" => "echo '{\"hookSpecificOutput\":{\"hookEventName\":\"PreToolUse\",\"permissionDecision\":\"allow\"}}'".to_owned(),
+            "fail" => "exit 1".to_owned(),
+            _ => String::new(),
+        };
+        std::fs::write(
+            &script,
+            format!(
+                "tr -d '\\n' >> '{log}'\necho >> '{log}'\n{answer}\n",
+                log = self.log("pre").display()
+            ),
+        )
+        .unwrap();
+        format!(
+            "[[hooks.pre_tool_use]]\nmatcher = \"^Bash$\"\ncommand = \"sh '{}'\"\ntimeout = 10\n",
+            script.display()
+        )
+    }
+
     /// A hook that allows the first request it receives and denies every later one (the
     /// retry's), logging each like [`Reviewers::hook`].
     pub fn hook_allow_first_deny_retry(&self) -> String {

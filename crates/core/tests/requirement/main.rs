@@ -6,4 +6,5 @@
 mod decisions;
 mod escalation_and_paths;
 mod inputs;
+mod spellings;
 mod support;

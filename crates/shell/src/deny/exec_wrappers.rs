@@ -9,9 +9,14 @@ use std::path::Path;
 
 /// The exec wrappers of spec 03 (also the amendment-refusal list of edge case 21):
 /// a proposal or rule prefix starting with one of these would cover any command.
+///
+/// Spec 03's list, then the wrappers of issue 18 item 3 (field log BL-04): `setsid`,
+/// `ionice`, `taskset`, `flock`, `chrt`, `watch`, `unbuffer`, and the multi-call
+/// binaries `busybox`/`toybox`, whose first argument names the applet that runs.
 pub const EXEC_WRAPPERS: &[&str] = &[
     "timeout", "nice", "nohup", "stdbuf", "env", "command", "builtin", "exec", "time", "xargs",
-    "sudo", "doas",
+    "sudo", "doas", "setsid", "ionice", "taskset", "flock", "chrt", "watch", "unbuffer", "busybox",
+    "toybox",
 ];
 
 /// Whether `program` (matched by basename, so `/usr/bin/env` counts) is one of
@@ -145,6 +150,74 @@ const SYNTAX: &[WrapperSyntax] = &[
         assignments: true,
     },
     WrapperSyntax {
+        name: "setsid",
+        short_with_value: &[],
+        long_with_value: &[],
+        positionals: 0,
+        assignments: false,
+    },
+    WrapperSyntax {
+        // `-p PID`, `-P PGID`, `-u UID` act on running processes (no command).
+        name: "ionice",
+        short_with_value: &['c', 'n', 'p', 'P', 'u'],
+        long_with_value: &["class", "classdata", "pid", "pgid", "uid"],
+        positionals: 0,
+        assignments: false,
+    },
+    WrapperSyntax {
+        // The affinity mask (or `-c` list) comes before the command.
+        name: "taskset",
+        short_with_value: &[],
+        long_with_value: &[],
+        positionals: 1,
+        assignments: false,
+    },
+    WrapperSyntax {
+        // `flock FILE COMMAND...` or `flock FILE -c SCRIPT`; `-c` is handled below.
+        name: "flock",
+        short_with_value: &['w', 'E'],
+        long_with_value: &["timeout", "conflict-exit-code"],
+        positionals: 1,
+        assignments: false,
+    },
+    WrapperSyntax {
+        // The priority comes before the command.
+        name: "chrt",
+        short_with_value: &['T', 'P', 'D'],
+        long_with_value: &["sched-runtime", "sched-period", "sched-deadline"],
+        positionals: 1,
+        assignments: false,
+    },
+    WrapperSyntax {
+        // Without `-x` the command words are joined and run by `sh -c`.
+        name: "watch",
+        short_with_value: &['n', 'q'],
+        long_with_value: &["interval", "equexit"],
+        positionals: 0,
+        assignments: false,
+    },
+    WrapperSyntax {
+        name: "unbuffer",
+        short_with_value: &[],
+        long_with_value: &[],
+        positionals: 0,
+        assignments: false,
+    },
+    WrapperSyntax {
+        name: "busybox",
+        short_with_value: &[],
+        long_with_value: &[],
+        positionals: 0,
+        assignments: false,
+    },
+    WrapperSyntax {
+        name: "toybox",
+        short_with_value: &[],
+        long_with_value: &[],
+        positionals: 0,
+        assignments: false,
+    },
+    WrapperSyntax {
         // `-a style` is OpenBSD doas.
         name: "doas",
         short_with_value: &['u', 'C', 'a'],
@@ -173,7 +246,8 @@ pub struct Unwrapped<'a> {
 /// Unwraps one level of exec wrapper from `argv`.
 ///
 /// Recognises [`EXEC_WRAPPERS`] by basename, plus `eval` (its arguments are a script;
-/// not in spec 03's list, added because it executes code the same way). Option values
+/// not in spec 03's list, added because it executes code the same way), `trap` (its
+/// action is a script) and `coproc` (issue 18 item 2). Option values
 /// follow spec 03 edge case 23. Returns `None` when `argv[0]` is not a wrapper.
 pub fn unwrap_exec_wrapper(argv: &[String]) -> Option<Unwrapped<'_>> {
     let program = basename(argv.first()?);
@@ -185,6 +259,12 @@ pub fn unwrap_exec_wrapper(argv: &[String]) -> Option<Unwrapped<'_>> {
             assignments: Vec::new(),
             script: Some(script),
         });
+    }
+    if program == "trap" {
+        return unwrap_trap(argv);
+    }
+    if program == "coproc" {
+        return Some(unwrap_coproc(argv));
     }
     let syntax = SYNTAX.iter().find(|syntax| syntax.name == program)?;
     let mut split_string: Option<&str> = None;
@@ -260,6 +340,56 @@ pub fn unwrap_exec_wrapper(argv: &[String]) -> Option<Unwrapped<'_>> {
         // `command -v git` / `command -V git` only report what `git` would be.
         rest = &[];
     }
+    let options = argv.get(1..index).unwrap_or_default();
+    match syntax.name {
+        // `-p` acts on a running process; `chrt -m` only prints limits.
+        "ionice" | "taskset" | "chrt"
+            if options.iter().any(|option| {
+                option.starts_with("--pid")
+                    || option.starts_with("--pgid")
+                    || option.starts_with("--uid")
+                    || option == "--max"
+                    || (!option.starts_with("--")
+                        && option.starts_with('-')
+                        && option.contains(['p', 'P', 'u', 'm']))
+            }) =>
+        {
+            rest = &[];
+        }
+        "flock" => {
+            // Options may follow the lock file: `flock FILE -c SCRIPT`.
+            let script = match rest.first().map(String::as_str) {
+                Some("-c" | "--command") => rest.get(1).cloned(),
+                Some(option) => option
+                    .strip_prefix("--command=")
+                    .or_else(|| option.strip_prefix("-c").filter(|glued| !glued.is_empty()))
+                    .map(str::to_owned),
+                None => None,
+            };
+            if script.is_some() {
+                return Some(Unwrapped {
+                    wrapper: program,
+                    command: &[],
+                    assignments,
+                    script,
+                });
+            }
+        }
+        "watch"
+            if !options
+                .iter()
+                .any(|option| option == "-x" || option == "--exec") =>
+        {
+            let joined = rest.join(" ");
+            return Some(Unwrapped {
+                wrapper: program,
+                command: &[],
+                assignments,
+                script: (!rest.is_empty()).then_some(joined),
+            });
+        }
+        _ => {}
+    }
     if let Some(split) = split_string {
         // `env -S STRING ARGS...` runs the words of STRING followed by ARGS.
         let mut script = split.to_owned();
@@ -284,6 +414,101 @@ pub fn unwrap_exec_wrapper(argv: &[String]) -> Option<Unwrapped<'_>> {
         assignments,
         script: None,
     })
+}
+
+/// `trap [-lp] [--] [ACTION] SIGNAL...`: ACTION is a script the shell runs later (issue 18
+/// item 2). `None` when there is no action (`trap`, `trap -p`, `trap - EXIT`).
+fn unwrap_trap(argv: &[String]) -> Option<Unwrapped<'_>> {
+    let mut rest = argv.get(1..).unwrap_or_default();
+    while let Some((first, tail)) = rest.split_first() {
+        if first == "--" {
+            rest = tail;
+            break;
+        }
+        if first.starts_with('-') && first.len() > 1 {
+            rest = tail;
+            continue;
+        }
+        break;
+    }
+    let action = rest
+        .first()
+        .filter(|action| *action != "-" && rest.len() > 1)?;
+    Some(Unwrapped {
+        wrapper: "trap",
+        command: &[],
+        assignments: Vec::new(),
+        script: Some(action.clone()),
+    })
+}
+
+/// Keywords that open a compound command (the body of `coproc NAME { ...; }`).
+const COMPOUND_OPENERS: &[&str] = &[
+    "{", "(", "((", "if", "while", "until", "for", "case", "select", "[[",
+];
+
+/// `coproc [NAME] COMMAND`: runs COMMAND in the background (issue 18 item 2). A simple
+/// command is unwrapped as it is; a compound one (tree-sitter reads it as words) is
+/// handed back as a script, without the NAME.
+fn unwrap_coproc(argv: &[String]) -> Unwrapped<'_> {
+    let rest = argv.get(1..).unwrap_or_default();
+    let opens_compound = |index: usize| {
+        rest.get(index)
+            .is_some_and(|word| COMPOUND_OPENERS.contains(&word.as_str()))
+    };
+    let body = if opens_compound(0) {
+        Some(rest)
+    } else if rest.first().is_some_and(|name| is_variable_name(name)) && opens_compound(1) {
+        rest.get(1..)
+    } else {
+        None
+    };
+    match body {
+        Some(body) => Unwrapped {
+            wrapper: "coproc",
+            command: &[],
+            assignments: Vec::new(),
+            script: Some(body.join(" ")),
+        },
+        None => Unwrapped {
+            wrapper: "coproc",
+            command: rest,
+            assignments: Vec::new(),
+            script: None,
+        },
+    }
+}
+
+/// The commands `find` runs: each `-exec`/`-execdir`/`-ok`/`-okdir` action up to its
+/// `;` or `+` terminator (an unterminated one runs to the end; issue 18 item 2). Empty
+/// when `argv` is not `find`.
+pub(crate) fn find_actions(argv: &[String]) -> Vec<&[String]> {
+    let mut actions = Vec::new();
+    if argv
+        .first()
+        .is_none_or(|program| basename(program) != "find")
+    {
+        return actions;
+    }
+    let mut index = 1;
+    while let Some(token) = argv.get(index) {
+        index += 1;
+        if !matches!(token.as_str(), "-exec" | "-execdir" | "-ok" | "-okdir") {
+            continue;
+        }
+        let start = index;
+        while argv
+            .get(index)
+            .is_some_and(|token| token != ";" && token != "+")
+        {
+            index += 1;
+        }
+        if let Some(action) = argv.get(start..index).filter(|action| !action.is_empty()) {
+            actions.push(action);
+        }
+        index += 1;
+    }
+    actions
 }
 
 /// Whether `command`'s options include `-v` or `-V` (describe, do not run).

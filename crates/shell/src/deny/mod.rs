@@ -10,6 +10,7 @@
 //! code-loading assignments), never to allow anything.
 
 mod exec_wrappers;
+mod spellings;
 mod walk;
 
 use std::fmt;
@@ -46,11 +47,15 @@ pub enum Via {
         /// The wrapper's basename.
         wrapper: String,
     },
-    /// The command line of `env -S` or `eval`, re-parsed as a script.
+    /// The command line of `env -S`, `eval`, `watch` or `flock -c`, the action of `trap`,
+    /// or the compound body of `coproc`, re-parsed as a script.
     SplitString {
-        /// `env` or `eval`.
+        /// `env`, `eval`, `trap`, `coproc`, `watch` or `flock`.
         wrapper: String,
     },
+    /// What `git` runs once its global options are skipped (`git -C . push` →
+    /// `git push`) and a `-c alias.NAME=...` alias is resolved (issue 18 item 4).
+    GitGlobalOptions,
     /// Inside `( ... )`.
     Subshell,
     /// Inside `{ ...; }`.
@@ -76,6 +81,7 @@ impl fmt::Display for Via {
             Self::ShellStdin { program } => write!(f, "script fed to `{program}` on stdin"),
             Self::ExecWrapper { wrapper } => write!(f, "run by `{wrapper}`"),
             Self::SplitString { wrapper } => write!(f, "command line of `{wrapper}`"),
+            Self::GitGlobalOptions => f.write_str("git without its global options"),
             Self::Subshell => f.write_str("subshell"),
             Self::BraceGroup => f.write_str("brace group"),
             Self::CommandSubstitution => f.write_str("command substitution"),

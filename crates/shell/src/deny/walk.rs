@@ -4,8 +4,12 @@
 
 use tree_sitter::{Node, Tree};
 
-use super::exec_wrappers::{split_assignment, unwrap_exec_wrapper};
+use super::exec_wrappers::basename;
+use super::exec_wrappers::{find_actions, split_assignment, unwrap_exec_wrapper};
+use super::spellings::respelled;
 use super::{AssignmentKind, DenyView, EnvAssignment, InnerCommand, Via};
+use crate::git::{GitRuns, git_runs};
+use crate::heredoc::{body_as_script, body_runs_commands, unquoted_body};
 use crate::notes::Note;
 use crate::plain::is_blank_script;
 use crate::redirect::file_redirect;
@@ -78,6 +82,29 @@ impl<'p> Collector<'p> {
             argv: argv.clone(),
             via: via.clone(),
         });
+        if let Some(runs) = git_runs(&argv) {
+            self.visit_git(runs, &via, depth);
+            return;
+        }
+        let actions = find_actions(&argv);
+        if !actions.is_empty() {
+            if depth >= self.max_depth {
+                self.note(Note::DepthLimitReached {
+                    limit: self.max_depth,
+                });
+                return;
+            }
+            let find_via = extended(
+                &via,
+                Via::ExecWrapper {
+                    wrapper: "find".to_owned(),
+                },
+            );
+            for action in actions {
+                self.visit_argv(action.to_vec(), find_via.clone(), depth + 1);
+            }
+            return;
+        }
         let wrapper = extract_shell_wrapper(&argv);
         let unwrapped = if wrapper.is_none() {
             unwrap_exec_wrapper(&argv)
@@ -166,11 +193,98 @@ impl<'p> Collector<'p> {
                     self.record_assignment(node, script, AssignmentKind::Standalone, node_via);
                 }
                 "ERROR" => self.visit_error_words(node, script, &node_via, depth),
+                "pipeline" => self.visit_pipeline(node, script, &node_via, depth),
+                "heredoc_body" | "simple_heredoc_body" => {
+                    // tree-sitter does not parse backticks in a body, so the body is read
+                    // again as a double-quoted string; a quoted body is literal text.
+                    if let Some(body) = parent.and_then(|redirect| unquoted_body(redirect, script))
+                    {
+                        self.visit_heredoc_body(body, &node_via, depth);
+                    }
+                    continue;
+                }
                 _ => {}
             }
             for child in children(node).into_iter().rev() {
                 stack.push((child, Some(node), here.clone()));
             }
+        }
+    }
+
+    /// What a `git` argv with global options runs (issue 18 item 4): the command without
+    /// them, the script of a `!`-alias, or unknown code for an alias defined elsewhere.
+    fn visit_git(&mut self, runs: GitRuns, via: &[Via], depth: usize) {
+        if depth >= self.max_depth {
+            self.note(Note::DepthLimitReached {
+                limit: self.max_depth,
+            });
+            return;
+        }
+        let via = extended(via, Via::GitGlobalOptions);
+        match runs {
+            GitRuns::Command(command) => self.visit_argv(command, via, depth + 1),
+            GitRuns::Script(script) => self.visit_script(&script, &via, depth + 1),
+            GitRuns::Unknown => self.note(Note::UnknownCode {
+                program: "git".to_owned(),
+            }),
+        }
+    }
+
+    /// A pipeline whose later stage is a shell reading its script from the pipe
+    /// (`curl … | sh`, `… | sudo bash -s`): what that shell runs is unknown code
+    /// ([`Note::UnknownCode`]); when the stage before it only prints literal words
+    /// (`echo …`, `printf …`), those words are also read as the script (issue 18 item 2).
+    fn visit_pipeline(&mut self, node: Node<'_>, src: &str, via: &[Via], depth: usize) {
+        let stages: Vec<Node<'_>> = named_children(node)
+            .into_iter()
+            .filter(|stage| matches!(stage.kind(), "command" | "redirected_statement"))
+            .collect();
+        for pair in stages.windows(2) {
+            let [feeder, reader] = pair else { continue };
+            let Some(program) = stdin_shell(&stage_argv(*reader, src)) else {
+                continue;
+            };
+            self.note(Note::UnknownCode {
+                program: program.clone(),
+            });
+            let printed = stage_argv(*feeder, src);
+            let Some(script) = printed_words(&printed) else {
+                continue;
+            };
+            if depth >= self.max_depth {
+                self.note(Note::DepthLimitReached {
+                    limit: self.max_depth,
+                });
+                continue;
+            }
+            let via = extended(via, Via::ShellStdin { program });
+            self.visit_script(&script, &via, depth + 1);
+        }
+    }
+
+    /// The commands an unquoted heredoc body runs while bash expands it (its
+    /// `` `…` `` and `$(…)` substitutions; issue 18 item 1, field log BL-08).
+    fn visit_heredoc_body(&mut self, body: &str, via: &[Via], depth: usize) {
+        if !body_runs_commands(body) {
+            return;
+        }
+        if depth >= self.max_depth {
+            self.note(Note::DepthLimitReached {
+                limit: self.max_depth,
+            });
+            return;
+        }
+        let script = body_as_script(body);
+        let first = self.view.commands.len();
+        self.visit_script(&script, via, depth + 1);
+        // The `:` that carries the string is not a command of the original script.
+        if self
+            .view
+            .commands
+            .get(first)
+            .is_some_and(|carrier| carrier.argv.first().is_some_and(|word| word == ":"))
+        {
+            self.view.commands.remove(first);
         }
     }
 
@@ -196,10 +310,19 @@ impl<'p> Collector<'p> {
                 _ => argv.push(loose_word(child, src)),
             }
         }
+        let mut after_heredoc = Vec::new();
         for redirect in &redirects {
-            if redirect.kind() == "file_redirect" {
-                let parts = file_redirect(*redirect, src);
-                argv.extend(parts.trailing_args.iter().map(|arg| loose_word(*arg, src)));
+            match redirect.kind() {
+                "file_redirect" => {
+                    let parts = file_redirect(*redirect, src);
+                    argv.extend(parts.trailing_args.iter().map(|arg| loose_word(*arg, src)));
+                }
+                "heredoc_redirect" => {
+                    let (arguments, commands) = heredoc_line_words(*redirect, src);
+                    argv.extend(arguments);
+                    after_heredoc.extend(commands);
+                }
+                _ => {}
             }
         }
         let stdin_script = argv
@@ -209,7 +332,14 @@ impl<'p> Collector<'p> {
             .and_then(|program| {
                 stdin_script(&redirects, src).map(|script| (program.clone(), script))
             });
+        // Script words only: what bash makes of brace expansions and `$IFS`.
+        if let Some(respelled) = respelled(&argv) {
+            self.visit_argv(respelled, via.clone(), depth);
+        }
         self.visit_argv(argv, via.clone(), depth);
+        for command in after_heredoc {
+            self.visit_argv(command, via.clone(), depth);
+        }
         if let Some((program, script)) = stdin_script {
             if depth >= self.max_depth {
                 self.note(Note::DepthLimitReached {
@@ -297,17 +427,36 @@ impl<'p> Collector<'p> {
     /// Inside an `ERROR` node, runs of consecutive word-like children are treated as
     /// commands: bash may still run them (spec 03 edge case 15).
     fn visit_error_words(&mut self, node: Node<'_>, src: &str, via: &[Via], depth: usize) {
+        // tree-sitter reads a word that starts with a brace group (`{r,}m`) as the
+        // opening of a `{ ...; }` group it cannot close; the ERROR's own text, split into
+        // words, is what bash expands (issue 18 item 2).
+        let raw = text(node, src);
+        if raw.contains('{') && raw.contains(',') {
+            let words = shlex::split(raw)
+                .unwrap_or_else(|| raw.split_whitespace().map(str::to_owned).collect());
+            if let Some(respelled) = respelled(&words) {
+                self.visit_argv(respelled, via.to_vec(), depth);
+            }
+        }
         let mut run: Vec<String> = Vec::new();
         for child in children(node) {
             if child.is_named() && WORD_KINDS.contains(&child.kind()) {
                 run.push(loose_word(child, src));
             } else if !run.is_empty() {
-                self.visit_argv(std::mem::take(&mut run), via.to_vec(), depth);
+                self.visit_words(std::mem::take(&mut run), via, depth);
             }
         }
         if !run.is_empty() {
-            self.visit_argv(run, via.to_vec(), depth);
+            self.visit_words(run, via, depth);
         }
+    }
+
+    /// A run of script words: its re-spelling (brace expansion, `$IFS`) and itself.
+    fn visit_words(&mut self, words: Vec<String>, via: &[Via], depth: usize) {
+        if let Some(respelled) = respelled(&words) {
+            self.visit_argv(respelled, via.to_vec(), depth);
+        }
+        self.visit_argv(words, via.to_vec(), depth);
     }
 }
 
@@ -357,6 +506,101 @@ fn redirects_of<'t>(command: Node<'t>, parent: Option<Node<'t>>) -> Vec<Node<'t>
         redirects.extend(named_children(parent).into_iter().filter(is_redirect));
     }
     redirects
+}
+
+/// The loosely read words of a pipeline stage (a `command`, possibly redirected).
+fn stage_argv(stage: Node<'_>, src: &str) -> Vec<String> {
+    let command = if stage.kind() == "redirected_statement" {
+        stage.child_by_field_name("body")
+    } else {
+        Some(stage)
+    };
+    command
+        .filter(|command| command.kind() == "command")
+        .map(|command| {
+            named_children(command)
+                .into_iter()
+                .filter(|child| !NON_ARGUMENT_KINDS.contains(&child.kind()))
+                .map(|child| loose_word(child, src))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The shell (as written) when `argv`, through exec wrappers, is a shell that reads its
+/// script from stdin: no `-c` and no script-file operand, or `-s` / `-`.
+pub(crate) fn stdin_shell(argv: &[String]) -> Option<String> {
+    let mut current = argv;
+    for _ in 0..super::DEFAULT_MAX_DEPTH {
+        let program = current.first()?;
+        if detect_shell_type(program).is_some() {
+            if extract_shell_wrapper(current).is_some() {
+                return None;
+            }
+            let mut index = 1;
+            while let Some(token) = current.get(index) {
+                if token == "-" || token == "--" {
+                    return Some(program.clone());
+                }
+                let Some(letters) = token.strip_prefix('-').or_else(|| token.strip_prefix('+'))
+                else {
+                    // A script file operand, unless `-s` came first.
+                    return None;
+                };
+                if token.starts_with('-') && !token.starts_with("--") && letters.contains('s') {
+                    return Some(program.clone());
+                }
+                index += if !token.starts_with("--") && letters.ends_with(['o', 'O']) {
+                    2
+                } else {
+                    1
+                };
+            }
+            return Some(program.clone());
+        }
+        current = unwrap_exec_wrapper(current)?.command;
+    }
+    None
+}
+
+/// The script an `echo WORDS…` / `printf WORDS…` stage prints, best effort (options of
+/// `echo` dropped, words joined by spaces); `None` for any other program.
+fn printed_words(argv: &[String]) -> Option<String> {
+    let (program, args) = argv.split_first()?;
+    let args: Vec<&str> = match basename(program) {
+        "echo" => args
+            .iter()
+            .map(String::as_str)
+            .skip_while(|arg| matches!(*arg, "-n" | "-e" | "-E" | "-ne" | "-en"))
+            .collect(),
+        "printf" => args.iter().map(String::as_str).collect(),
+        _ => return None,
+    };
+    (!args.is_empty()).then(|| args.join(" "))
+}
+
+/// The words tree-sitter attaches to a `heredoc_redirect` on the operator's line: those
+/// before any syntax error are further arguments of the fed command (`cat <<EOF -n`),
+/// each run after an error is a command of its own (`python3 <<PY ; rm -rf x` — the
+/// grammar does not see the `;`; issue 18 item 1).
+fn heredoc_line_words(redirect: Node<'_>, src: &str) -> (Vec<String>, Vec<Vec<String>>) {
+    let mut arguments = Vec::new();
+    let mut commands: Vec<Vec<String>> = Vec::new();
+    let mut after_error = false;
+    for child in named_children(redirect) {
+        if child.kind() == "ERROR" {
+            after_error = true;
+            commands.push(Vec::new());
+        } else if WORD_KINDS.contains(&child.kind()) {
+            let word = loose_word(child, src);
+            match commands.last_mut() {
+                Some(command) if after_error => command.push(word),
+                _ => arguments.push(word),
+            }
+        }
+    }
+    commands.retain(|command| !command.is_empty());
+    (arguments, commands)
 }
 
 /// The text a heredoc or herestring feeds on stdin, if any.

@@ -157,3 +157,24 @@ fn the_parse_budget_counts_work_not_time() {
     assert!(!parsed.plain);
     assert!(!parsed.deny_view_complete());
 }
+
+/// Found by `scripts/fuzz` (issue 18 item 11): an empty pipeline stage followed by many
+/// more stages made tree-sitter-bash's error recovery run for seconds to minutes (the
+/// work doubles with each stage). Such a script is not parsed (not understood); a single
+/// empty stage in an ordinary script is still read around (D15).
+#[test]
+fn empty_pipeline_stages_before_many_pipes_are_not_parsed() {
+    // The fuzzer's inputs, reduced.
+    let first = " json| | json| | json| | json| | json| | json| | json| | json| | json| | json| | json| | json| | json| | json| | json| | json| | json| | json| | json| | json| | json| | json| | json| | json| | json| | json| | json| | json| | json| | json| | json| | json| | json| | json| | json| | json| | json| | json| | json| | json| | json| | json| | json| | json| | json| | json| | json| | json| | json| | json| | json| | json| | json| | json| | json| | json| | json| | json| | json| | json| | json| | json| | json| | json| | json| | json| | json| | json| | json| | json| | json| | json| json| json| json| json| json| jso| json| json| json| json| json| json| json| json| json| json| json| json| json| json| json| json| json| json| json| json| json| json| json| json|show -o json|tsv|table|yamsh -lc )";
+    let second = format!("$(tput cioivis|vis|)is{}| -s demoivis", "|vis".repeat(24));
+    for script in [first.to_owned(), second] {
+        let parsed = airlock_shell::parse_command(&crate::support::bash(&script)).unwrap();
+        assert!(!parsed.plain);
+        assert!(!parsed.deny_view_complete());
+    }
+    let typo = airlock_shell::parse_command(&crate::support::bash("git push; ls | | wc")).unwrap();
+    assert!(typo.inner.iter().any(|inner| inner.argv == ["git", "push"]));
+    let long_pipeline = format!("cat x{} | wc -l", " | grep a".repeat(20));
+    let parsed = airlock_shell::parse_command(&crate::support::bash(&long_pipeline)).unwrap();
+    assert!(parsed.plain, "{:?}", parsed.notes);
+}

@@ -69,6 +69,22 @@ fn rm_recursive_force() {
 }
 
 #[test]
+fn find_delete() {
+    check(
+        "find-delete",
+        &[
+            &["find", ".", "-name", "*.o", "-delete"],
+            &["/usr/bin/find", "/", "-delete"],
+        ],
+        &[
+            &["find", ".", "-name", "-deleted"],
+            &["find", ".", "-print"],
+        ],
+    );
+    assert!(command_might_be_dangerous(&bash("cd x && find ~ -delete")));
+}
+
+#[test]
 fn git_reset_hard() {
     check(
         "git-reset-hard",
@@ -204,6 +220,7 @@ fn every_table_entry_has_a_test_above() {
     let tested = [
         "rm-force-first",
         "rm-recursive-force",
+        "find-delete",
         "git-reset-hard",
         "git-clean-force",
         "git-push-force",

@@ -150,7 +150,13 @@ fn finds_commands_in_heredoc_bodies() {
     let command = bash("cat <<EOF\n$(git push)\nEOF");
     assert_eq!(
         via_of(&command, &["git", "push"]),
-        script_via(Via::CommandSubstitution)
+        vec![
+            Via::ShellScript {
+                program: "bash".into()
+            },
+            Via::Heredoc,
+            Via::CommandSubstitution,
+        ]
     );
     assert!(inner_contains(&command, &["cat"]));
 }

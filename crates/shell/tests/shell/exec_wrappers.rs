@@ -19,11 +19,13 @@ fn every_listed_wrapper_is_recognised_by_basename() {
     for wrapper in EXEC_WRAPPERS {
         assert!(is_exec_wrapper(wrapper));
         assert!(is_exec_wrapper(&format!("/usr/bin/{wrapper}")));
-        // `timeout` needs its duration before the command.
-        let command = if *wrapper == "timeout" {
-            argv(&[wrapper, "5", "git", "push"])
-        } else {
-            argv(&[wrapper, "git", "push"])
+        // Some wrappers take a positional before the command (a duration, a CPU mask,
+        // a lock file, a priority).
+        let command = match *wrapper {
+            "timeout" | "chrt" => argv(&[wrapper, "5", "git", "push"]),
+            "taskset" => argv(&[wrapper, "0x3", "git", "push"]),
+            "flock" => argv(&[wrapper, "/tmp/lock", "git", "push"]),
+            _ => argv(&[wrapper, "git", "push"]),
         };
         assert!(inner_contains(&command, &["git", "push"]), "{wrapper}");
     }
@@ -276,4 +278,78 @@ fn wrappers_leading_to_shells_reach_their_scripts() {
 fn not_wrappers() {
     assert_eq!(unwrap_exec_wrapper(&argv(&["git", "push"])), None);
     assert_eq!(unwrap_exec_wrapper(&[]), None);
+}
+
+// ------------------------------------- issue 18 item 3: more wrappers (field log BL-04)
+
+#[test]
+fn process_attribute_wrappers_run_their_command() {
+    for command in [
+        &["setsid", "-f", "git", "push"][..],
+        &["setsid", "--wait", "git", "push"],
+        &["ionice", "-c", "3", "git", "push"],
+        &["ionice", "-c3", "-n", "7", "git", "push"],
+        &["ionice", "--class", "idle", "git", "push"],
+        &["taskset", "-c", "0,1", "git", "push"],
+        &["taskset", "0xff", "git", "push"],
+        &["chrt", "-f", "10", "git", "push"],
+        &["chrt", "--idle", "0", "git", "push"],
+        &["flock", "-w", "5", "/tmp/l", "git", "push"],
+        &["flock", "--timeout=5", "-x", "/tmp/l", "git", "push"],
+        &["unbuffer", "-p", "git", "push"],
+        &["busybox", "git", "push"],
+        &["/bin/toybox", "git", "push"],
+        &["watch", "-x", "git", "push"],
+        &["watch", "-n", "1", "-x", "git", "push"],
+    ] {
+        assert!(
+            inner_contains(&argv(command), &["git", "push"]),
+            "{command:?}"
+        );
+    }
+}
+
+#[test]
+fn watch_and_flock_run_scripts() {
+    for command in [
+        &["watch", "git", "push"][..],
+        &["watch", "-n", "1", "git push"],
+        &["watch", "-d", "true; git push"],
+        &["flock", "/tmp/l", "-c", "git push"],
+        &["flock", "-n", "/tmp/l", "--command", "true && git push"],
+        &["flock", "/tmp/l", "--command=git push"],
+    ] {
+        assert!(
+            inner_contains(&argv(command), &["git", "push"]),
+            "{command:?}"
+        );
+    }
+}
+
+#[test]
+fn process_modes_run_nothing() {
+    for command in [
+        &["ionice", "-p", "1234"][..],
+        &["taskset", "-p", "0x3", "1234"],
+        &["chrt", "-p", "10", "1234"],
+        &["chrt", "-m"],
+    ] {
+        assert_eq!(wrapped(command), Vec::<String>::new(), "{command:?}");
+    }
+}
+
+#[test]
+fn applets_of_multi_call_binaries_are_commands() {
+    assert!(inner_contains(
+        &argv(&["busybox", "rm", "-rf", "/x"]),
+        &["rm", "-rf", "/x"]
+    ));
+    assert!(inner_contains(
+        &argv(&["busybox", "sh", "-c", "git push"]),
+        &["git", "push"]
+    ));
+    assert!(inner_contains(
+        &crate::support::bash("setsid nohup busybox timeout 5 git push &"),
+        &["git", "push"]
+    ));
 }

@@ -13,4 +13,5 @@ mod random_scripts;
 mod real_world;
 mod safe;
 mod support;
+mod unmodelled;
 mod wrapper;
