@@ -12,9 +12,12 @@
 //!   nothing can make them safe, so the review only says so ([`UnsandboxedReview::notes`]),
 //!   for `explain`, `-v` and the audit record.
 
+mod git_argv;
 pub mod git_config;
+mod git_index;
 pub mod git_repo;
 mod hg_repo;
+mod search_path;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -145,6 +148,11 @@ pub fn review_command(parsed: &ParsedCommand, ctx: &ReviewContext<'_>) -> Unsand
         .iter()
         .find(|assignment| assignment.name.starts_with("GIT_"))
         .map(|assignment| assignment.name.clone());
+    // Every program run outside the sandbox finds the programs *it* runs (git's `ssh`,
+    // pager, hooks' tools) through PATH: a PATH entry the sandbox can write lets a
+    // confined run plant them.
+    review.refused =
+        search_path::writable_entry(ctx.env.get("PATH").map(String::as_str), &writable);
     // Every directory the commands may run in so far (`None`: one we cannot tell).
     let mut dirs: Vec<Option<PathBuf>> = vec![Some(ctx.cwd.to_path_buf())];
     for argv in parsed.inner_argvs() {
@@ -233,10 +241,21 @@ fn git_refusal(
             argv.join(" ")
         ));
     };
-    let location = git_repo::locate(argv, dir, ctx.env.get("GIT_DIR").map(String::as_str));
+    if let Some(why) = git_argv::runs_program(argv) {
+        return Some(format!(
+            "`{}` {why}, which Airlock does not follow outside the sandbox",
+            argv.join(" ")
+        ));
+    }
+    let location = git_repo::locate(
+        argv,
+        dir,
+        ctx.env.get("GIT_DIR").map(String::as_str),
+        ctx.env.get("GIT_WORK_TREE").map(String::as_str),
+    );
     let env = |name: &str| ctx.env.get(name).cloned();
     let found = git_repo::check_user_config(&env, writable, home).and_then(|()| {
-        git_repo::discover(&location).and_then(|repo| match repo {
+        git_repo::discover(&location, writable).and_then(|repo| match repo {
             Some(repo) => git_repo::check_repository(&repo, writable, home),
             None => Ok(()),
         })
