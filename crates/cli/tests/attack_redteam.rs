@@ -1,0 +1,295 @@
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is the failure report
+//! Red-team review of issue 11 item 4: ways an allow rule's bypass of the sandbox could
+//! still run something a confined command planted. Each test plants from inside the real
+//! sandbox (`airlock exec -a never`, `:workspace`), then runs an allow-listed git command
+//! through `airlock exec -r RULES`, asserts the planted command never ran on the host and
+//! the run stayed sandboxed, and ends with the control: the same git command run directly
+//! on the host does run the planted command, so the attack is real.
+
+mod exec_support;
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use exec_support::{Dirs, airlock_bin, exists, stderr};
+
+/// Rules allowing the git commands the attacks use, plus `cd`.
+const RULES: &str = "prefix_rule(pattern=[\"git\", \"status\"], decision=\"allow\")\n\
+prefix_rule(pattern=[\"git\", \"-C\", \"sub\", \"status\"], decision=\"allow\")\n\
+prefix_rule(pattern=[\"git\", \"fetch\"], decision=\"allow\")\n\
+prefix_rule(pattern=[\"git\", \"clone\"], decision=\"allow\")\n\
+prefix_rule(pattern=[\"cd\"], decision=\"allow\")\n";
+
+/// Host git in `dir` with no global or system config.
+fn host_git(dir: &Path, args: &[&str]) -> Output {
+    Command::new("git")
+        .args([
+            "-c",
+            "user.email=t@example.com",
+            "-c",
+            "user.name=t",
+            "-c",
+            "protocol.file.allow=always",
+        ])
+        .args(args)
+        .current_dir(dir)
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .output()
+        .unwrap()
+}
+
+fn host_git_ok(dir: &Path, args: &[&str]) {
+    let out = host_git(dir, args);
+    assert!(out.status.success(), "git {args:?}: {}", stderr(&out));
+}
+
+/// A workspace that is a git repository with one commit, and the rules file.
+fn workspace() -> (Dirs, String) {
+    let dirs = Dirs::new();
+    dirs.config("");
+    host_git_ok(&dirs.ws, &["init", "-q"]);
+    host_git_ok(&dirs.ws, &["commit", "-q", "--allow-empty", "-m", "init"]);
+    let rules = dirs.rules("git.rules", RULES).display().to_string();
+    (dirs, rules)
+}
+
+/// Runs `script` inside the sandbox (it must succeed).
+fn plant(dirs: &Dirs, script: &str) {
+    let out = dirs.exec(&["-a", "never", "--", "sh", "-c", script]);
+    assert_eq!(out.status.code(), Some(0), "plant: {}", stderr(&out));
+}
+
+/// The allow-listed `command` through `airlock exec -v -r RULES` with `env` added; asserts
+/// it stayed in the sandbox, that `-v` says why (`why` in the reason) and that `marker`
+/// does not exist.
+fn assert_kept_in_sandbox(
+    dirs: &Dirs,
+    rules: &str,
+    command: &[&str],
+    env: &[(&str, &str)],
+    marker: &str,
+    why: &str,
+) {
+    let mut run = Command::new(airlock_bin());
+    run.args(["exec", "-v", "-r", rules, "-a", "never", "--"])
+        .args(command)
+        .current_dir(&dirs.ws)
+        .env("AIRLOCK_HOME", &dirs.home)
+        .stdin(std::process::Stdio::null());
+    for (key, value) in env {
+        run.env(key, value);
+    }
+    let out = run.output().unwrap();
+    assert!(
+        !exists(marker),
+        "{command:?}: the planted command ran on the host"
+    );
+    let text = stderr(&out);
+    assert!(
+        text.contains("kept in the sandbox: ") && text.contains(why),
+        "{command:?}: -v says why ({why}): {text}"
+    );
+    let last = dirs.audit().last().unwrap().clone();
+    assert_eq!(last["attempts"][0]["sandbox"], "linuxSeccomp", "{last}");
+}
+
+/// A `.git` pointer file names `../.git ` (trailing blank): git reads the path up to the
+/// newline and uses the sibling directory `.git ` the sandbox made, while a lenient reader
+/// would check the protected `.git`. Same with an embedded newline (`../.git\n/../evil`).
+#[test]
+fn pointer_files_are_read_as_git_reads_them() {
+    let (dirs, rules) = workspace();
+    let marker = dirs.outside_file("pointer-ran");
+    for (sub, planted_dir, pointer) in [
+        ("sub", ".git ", "../.git "),
+        ("sub2", "evil", "../.git\\n/../evil"),
+    ] {
+        let script = format!(
+            "mkdir -p {sub} '.git\n' && git init -q --bare '{planted_dir}' && \
+             git --git-dir='{planted_dir}' config core.bare false && \
+             git --git-dir='{planted_dir}' config core.worktree \"$PWD/{sub}\" && \
+             git --git-dir='{planted_dir}' config core.fsmonitor 'touch {marker}' && \
+             printf 'gitdir: {pointer}\\n' > {sub}/.git"
+        );
+        plant(&dirs, &script);
+        assert_kept_in_sandbox(
+            &dirs,
+            &rules,
+            &["bash", "-c", &format!("cd {sub} && git status")],
+            &[],
+            &marker,
+            &format!("{sub}/.git points to"),
+        );
+        let _ = host_git(&dirs.ws.join(sub), &["status"]);
+        assert!(
+            exists(&marker),
+            "control: {pointer:?} did not work on the host"
+        );
+        std::fs::remove_file(&marker).unwrap();
+    }
+}
+
+/// The sandbox turns `sub` into a git directory git accepts but a strict check would not
+/// (`HEAD` a dangling symlink to a ref), with `core.worktree` and `core.fsmonitor`.
+#[test]
+fn a_half_made_git_directory_the_sandbox_wrote_counts() {
+    let (dirs, rules) = workspace();
+    let marker = dirs.outside_file("bare-ran");
+    plant(
+        &dirs,
+        &format!(
+            "git init -q --bare sub && cd sub && rm HEAD && ln -s refs/heads/none HEAD && \
+             git --git-dir=. config core.bare false && git --git-dir=. config core.worktree \"$PWD\" && \
+             git --git-dir=. config core.fsmonitor 'touch {marker}'"
+        ),
+    );
+    assert_kept_in_sandbox(
+        &dirs,
+        &rules,
+        &["git", "-C", "sub", "status"],
+        &[],
+        &marker,
+        "sub is writable inside the sandbox",
+    );
+    let _ = host_git(&dirs.ws.join("sub"), &["status"]);
+    assert!(
+        exists(&marker),
+        "control: the half-made repository did not work"
+    );
+}
+
+/// `sub` is a symlink to `real/d`; `sub/.git` says `gitdir: ../.git`. git works in the
+/// physical directory, so it uses `real/.git` (planted), not the workspace's `.git`.
+#[test]
+fn a_symlinked_working_directory_is_resolved_as_git_resolves_it() {
+    let (dirs, rules) = workspace();
+    let marker = dirs.outside_file("symlink-ran");
+    plant(
+        &dirs,
+        &format!(
+            "mkdir -p real/d && ln -s real/d sub && git init -q real/evil && \
+             git -C real/evil config core.worktree \"$PWD/real/d\" && \
+             git -C real/evil config core.fsmonitor 'touch {marker}' && \
+             mv real/evil/.git real/.git && printf 'gitdir: ../.git\\n' > sub/.git"
+        ),
+    );
+    assert_kept_in_sandbox(
+        &dirs,
+        &rules,
+        &["git", "-C", "sub", "status"],
+        &[],
+        &marker,
+        "real/.git is writable",
+    );
+    assert_kept_in_sandbox(
+        &dirs,
+        &rules,
+        &["bash", "-c", "cd sub && git status"],
+        &[],
+        &marker,
+        "real/.git is writable",
+    );
+    let _ = host_git(&dirs.ws.join("sub"), &["status"]);
+    assert!(
+        exists(&marker),
+        "control: the symlinked pointer did not work"
+    );
+}
+
+/// The workspace has an uninitialised submodule `lib` (a gitlink in the index, an empty
+/// directory). The sandbox creates `lib/.git` with a `core.fsmonitor`; the superproject's
+/// `git status` recurses into it.
+#[test]
+fn a_repository_planted_at_an_uninitialised_submodule_is_checked() {
+    let (dirs, rules) = workspace();
+    let upstream = dirs.outside.join("upstream");
+    host_git_ok(&dirs.outside, &["init", "-q", "upstream"]);
+    host_git_ok(&upstream, &["commit", "-q", "--allow-empty", "-m", "u"]);
+    host_git_ok(
+        &dirs.ws,
+        &["submodule", "-q", "add", upstream.to_str().unwrap(), "lib"],
+    );
+    host_git_ok(&dirs.ws, &["commit", "-qm", "submodule"]);
+    host_git_ok(&dirs.ws, &["submodule", "-q", "deinit", "-f", "lib"]);
+    let marker = dirs.outside_file("submodule-ran");
+    plant(
+        &dirs,
+        &format!("git init -q lib && git -C lib config core.fsmonitor 'touch {marker}'"),
+    );
+    assert_kept_in_sandbox(
+        &dirs,
+        &rules,
+        &["git", "status"],
+        &[],
+        &marker,
+        "its submodule",
+    );
+    let _ = host_git(&dirs.ws, &["status"]);
+    assert!(exists(&marker), "control: the submodule plant did not work");
+}
+
+/// `PATH` lists a directory under `/tmp` (writable in `:workspace`) before `/usr/bin`. The
+/// sandbox plants `ssh` there; `git` itself is the real one, but the allow-listed
+/// `git fetch ssh://…` would run the planted `ssh` unconfined.
+#[test]
+fn a_writable_path_entry_keeps_every_command_in_the_sandbox() {
+    let (dirs, rules) = workspace();
+    let bin = tempfile::Builder::new()
+        .prefix("airlock-redteam-bin-")
+        .tempdir_in("/tmp")
+        .unwrap();
+    let bin = bin.path().display().to_string();
+    let marker = dirs.outside_file("ssh-ran");
+    plant(
+        &dirs,
+        &format!("printf '#!/bin/sh\\ntouch {marker}\\n' > {bin}/ssh && chmod +x {bin}/ssh"),
+    );
+    let path = format!("{bin}:{}", std::env::var("PATH").unwrap());
+    assert_kept_in_sandbox(
+        &dirs,
+        &rules,
+        &["git", "fetch", "ssh://example.invalid/repo"],
+        &[("PATH", &path)],
+        &marker,
+        &format!("PATH lists {bin}, which is writable"),
+    );
+    let control = Command::new("git")
+        .args(["fetch", "ssh://example.invalid/repo"])
+        .current_dir(&dirs.ws)
+        .env("PATH", &path)
+        .output()
+        .unwrap();
+    assert!(exists(&marker), "control: {}", stderr(&control));
+}
+
+/// Allow rules for `git fetch` and `git clone` do not carry the options that name a
+/// program (`--upload-pack`) or a directory of hooks the sandbox wrote (`--template`).
+#[test]
+fn git_options_that_name_programs_keep_git_in_the_sandbox() {
+    let (dirs, rules) = workspace();
+    let marker = dirs.outside_file("option-ran");
+    plant(
+        &dirs,
+        &format!(
+            "mkdir -p tpl/hooks && printf '#!/bin/sh\\ntouch {marker}\\n' > tpl/hooks/post-checkout && \
+             chmod +x tpl/hooks/post-checkout"
+        ),
+    );
+    let upload = format!("--upload-pack=touch {marker}; git-upload-pack");
+    for command in [
+        vec!["git", "fetch", upload.as_str(), "."],
+        vec!["git", "clone", "--template=tpl", ".", "copy"],
+    ] {
+        assert_kept_in_sandbox(
+            &dirs,
+            &rules,
+            &command,
+            &[],
+            &marker,
+            "which names a program or hook directory",
+        );
+    }
+    let _ = host_git(&dirs.ws, &["clone", "-q", "--template=tpl", ".", "copy2"]);
+    assert!(exists(&marker), "control: the template's hook did not run");
+}
