@@ -542,8 +542,13 @@ fn runs_program(entry: &ConfigEntry) -> Option<&'static str> {
         ("browser" | "man", true, "cmd" | "path") | ("web", false, "browser") => {
             Some("a browser program")
         }
-        ("protocol", _, "allow") if value.eq_ignore_ascii_case("always") => {
-            Some("it enables transports that run commands")
+        // `user` enables `ext::` too (for every command a person types, as
+        // GIT_PROTOCOL_FROM_USER is unset), and `ext::` URLs are commands.
+        ("protocol", _, "allow")
+            if entry.subsection.as_deref().is_none_or(|sub| sub == "ext")
+                && !value.eq_ignore_ascii_case("never") =>
+        {
+            Some("it enables the `ext::` transport, whose URLs are commands")
         }
         _ => None,
     }
@@ -695,6 +700,8 @@ mod tests {
             "[gpg \"ssh\"]\nprogram = x\n",
             "[remote \"o\"]\nuploadpack = x\n",
             "[pager]\nlog = x\n",
+            "[protocol \"ext\"]\nallow = user\n",
+            "[protocol]\nallow = user\n",
             "[core]\nfsmonitor = \"unterminated\n",
         ] {
             std::fs::write(repo.git_dir.join("config"), config).unwrap();
