@@ -18,6 +18,7 @@ const RULES: &str = "prefix_rule(pattern=[\"git\", \"status\"], decision=\"allow
 prefix_rule(pattern=[\"git\", \"-C\", \"sub\", \"status\"], decision=\"allow\")\n\
 prefix_rule(pattern=[\"git\", \"fetch\"], decision=\"allow\")\n\
 prefix_rule(pattern=[\"git\", \"clone\"], decision=\"allow\")\n\
+prefix_rule(pattern=[\"git\", \"log\"], decision=\"allow\")\n\
 prefix_rule(pattern=[\"cd\"], decision=\"allow\")\n";
 
 /// Host git in `dir` with no global or system config.
@@ -292,4 +293,27 @@ fn git_options_that_name_programs_keep_git_in_the_sandbox() {
     }
     let _ = host_git(&dirs.ws, &["clone", "-q", "--template=tpl", ".", "copy2"]);
     assert!(exists(&marker), "control: the template's hook did not run");
+}
+
+/// An allow rule for `git log` (read-only, one would think) does not carry `--output`,
+/// which writes any file the host user can (here one outside every writable root; it
+/// could be `~/.bashrc`, with `--format` choosing the text).
+#[test]
+fn git_options_that_write_files_keep_git_in_the_sandbox() {
+    let (dirs, rules) = workspace();
+    let target = dirs.outside_file("written-by-git-log");
+    let output = format!("--output={target}");
+    assert_kept_in_sandbox(
+        &dirs,
+        &rules,
+        &["git", "log", "-1", "--format=format:echo planted", &output],
+        &[],
+        &target,
+        "which names a file git writes",
+    );
+    host_git_ok(
+        &dirs.ws,
+        &["log", "-1", "--format=format:echo planted", &output],
+    );
+    assert_eq!(std::fs::read_to_string(&target).unwrap(), "echo planted");
 }

@@ -35,6 +35,14 @@ const PROGRAM_OPTIONS: &[(&str, &[&str])] = &[
     ("rebase", &["-x"]),
 ];
 
+/// Options that make git write a file it names (`git log --output=~/.bashrc
+/// --format=…`): outside the sandbox that is a write outside every writable root.
+const WRITE_OPTIONS: &[(&str, &[&str])] = &[
+    ("*", &["--output", "--output-directory"]),
+    ("format-patch", &["-o"]),
+    ("archive", &["-o"]),
+];
+
 /// Subcommands that run programs given on their command line or serve the repository;
 /// `submodule foreach`, `bisect run` and a `config` that may write are handled apart.
 const PROGRAM_SUBCOMMANDS: &[&str] = &["filter-branch", "instaweb", "daemon", "web--browse"];
@@ -90,6 +98,14 @@ pub(super) fn runs_program(argv: &[String]) -> Option<String> {
                 ));
             }
         }
+        for (name, options) in WRITE_OPTIONS {
+            if *name != "*" && *name != subcommand {
+                continue;
+            }
+            if let Some(option) = options.iter().find(|option| names_option(arg, option)) {
+                return Some(format!("passes `{option}`, which names a file git writes"));
+            }
+        }
     }
     None
 }
@@ -141,6 +157,9 @@ mod tests {
             "git filter-branch --tree-filter x",
             "git config core.fsmonitor x",
             "git -C sub config --add core.pager x",
+            "git log --output=/root/.bashrc --format=format:x",
+            "git diff --output /x",
+            "git format-patch -o/x HEAD~1",
         ] {
             assert!(check(words).is_some(), "{words}");
         }

@@ -243,7 +243,7 @@ fn git_refusal(
     };
     if let Some(why) = git_argv::runs_program(argv) {
         return Some(format!(
-            "`{}` {why}, which Airlock does not follow outside the sandbox",
+            "`{}` {why}: outside the sandbox that is not checked, so it stays inside",
             argv.join(" ")
         ));
     }
@@ -415,6 +415,16 @@ mod tests {
             review(&["hg", "status"], &ws.join("sub"), &outside).refused,
             None
         );
+        for command in [
+            &["hg", "status", "--config", "hooks.pre-status=x"][..],
+            &["hg", "status", "--config=extensions.x=/tmp/x.py"],
+            &["hg", "log", "-Rother"],
+        ] {
+            assert!(
+                review(command, &ws.join("sub"), &outside).refused.is_some(),
+                "{command:?}"
+            );
+        }
         std::fs::write(
             ws.join("sub/.hg/hgrc"),
             "[hooks]
