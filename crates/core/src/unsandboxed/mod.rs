@@ -149,10 +149,10 @@ pub fn review_command(parsed: &ParsedCommand, ctx: &ReviewContext<'_>) -> Unsand
         .find(|assignment| assignment.name.starts_with("GIT_"))
         .map(|assignment| assignment.name.clone());
     // Every program run outside the sandbox finds the programs *it* runs (git's `ssh`,
-    // pager, hooks' tools) through PATH: a PATH entry the sandbox can write lets a
-    // confined run plant them.
+    // pager, hooks' tools) through PATH, and its libraries through the loader's paths:
+    // an entry the sandbox can write lets a confined run plant them.
     review.refused =
-        search_path::writable_entry(ctx.env.get("PATH").map(String::as_str), &writable);
+        search_path::writable_entry(&|name: &str| ctx.env.get(name).cloned(), &writable);
     // Every directory the commands may run in so far (`None`: one we cannot tell).
     let mut dirs: Vec<Option<PathBuf>> = vec![Some(ctx.cwd.to_path_buf())];
     for argv in parsed.inner_argvs() {
