@@ -19,6 +19,7 @@ prefix_rule(pattern=[\"git\", \"-C\", \"sub\", \"status\"], decision=\"allow\")\
 prefix_rule(pattern=[\"git\", \"fetch\"], decision=\"allow\")\n\
 prefix_rule(pattern=[\"git\", \"clone\"], decision=\"allow\")\n\
 prefix_rule(pattern=[\"git\", \"log\"], decision=\"allow\")\n\
+prefix_rule(pattern=[\"git\", \"push\"], decision=\"allow\")\n\
 prefix_rule(pattern=[\"cd\"], decision=\"allow\")\n";
 
 /// Host git in `dir` with no global or system config.
@@ -316,4 +317,37 @@ fn git_options_that_write_files_keep_git_in_the_sandbox() {
         &["log", "-1", "--format=format:echo planted", &output],
     );
     assert_eq!(std::fs::read_to_string(&target).unwrap(), "echo planted");
+}
+
+/// The sandbox creates a bare repository `backup.git` with a `pre-receive` hook; an
+/// allow-listed `git push` into it (named as a path, or as a remote of the workspace's
+/// own, safe, repository) runs `git-receive-pack` *in* it, hooks included.
+#[test]
+fn a_push_into_a_local_repository_the_sandbox_wrote_stays_in_the_sandbox() {
+    let (dirs, rules) = workspace();
+    let marker = dirs.outside_file("receive-hook-ran");
+    plant(
+        &dirs,
+        &format!(
+            "git init -q --bare backup.git && printf '#!/bin/sh\\ntouch {marker}\\n' > backup.git/hooks/pre-receive && \
+             chmod +x backup.git/hooks/pre-receive"
+        ),
+    );
+    host_git_ok(&dirs.ws, &["remote", "add", "backup", "./backup.git"]);
+    for command in [
+        &["git", "push", "./backup.git", "HEAD:refs/heads/a"][..],
+        &["git", "push", "backup", "HEAD:refs/heads/b"],
+        &["git", "push", "--repo=backup.git"],
+    ] {
+        assert_kept_in_sandbox(
+            &dirs,
+            &rules,
+            command,
+            &[],
+            &marker,
+            "it would run git-receive-pack or git-upload-pack in",
+        );
+    }
+    let _ = host_git(&dirs.ws, &["push", "backup", "HEAD:refs/heads/c"]);
+    assert!(exists(&marker), "control: the receive hook did not run");
 }

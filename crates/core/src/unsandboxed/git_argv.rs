@@ -61,8 +61,7 @@ pub(super) fn runs_program(argv: &[String]) -> Option<String> {
             _ => break,
         }
     }
-    let subcommand = argv.get(index)?.as_str();
-    let rest = &argv[index + 1..];
+    let (subcommand, rest) = split_subcommand(argv)?;
     if PROGRAM_SUBCOMMANDS.contains(&subcommand) {
         return Some(format!(
             "runs `git {subcommand}`, which runs programs it is given"
@@ -109,6 +108,39 @@ pub(super) fn runs_program(argv: &[String]) -> Option<String> {
     }
     None
 }
+
+/// The subcommand of a git argv and the arguments after it, skipping global options.
+pub(super) fn split_subcommand(argv: &[String]) -> Option<(&str, &[String])> {
+    let mut index = 1;
+    while let Some(token) = argv.get(index) {
+        match token.as_str() {
+            "-C" | "-c" | "--git-dir" | "--work-tree" | "--namespace" | "--super-prefix" => {
+                index += 2;
+            }
+            other if other.starts_with('-') => index += 1,
+            _ => break,
+        }
+    }
+    Some((argv.get(index)?.as_str(), &argv[index + 1..]))
+}
+
+/// Subcommands that talk to another repository, which for a local one means running
+/// `git-receive-pack` or `git-upload-pack` *in* it: its hooks (`pre-receive`, `update`,
+/// `post-update`, `reference-transaction`) and configuration
+/// (`core.alternateRefsCommand`) run.
+pub(super) const TRANSPORT_SUBCOMMANDS: &[&str] = &[
+    "push",
+    "fetch",
+    "pull",
+    "clone",
+    "ls-remote",
+    "archive",
+    "remote",
+    "submodule",
+    "request-pull",
+    "send-pack",
+    "fetch-pack",
+];
 
 /// `arg` is `option`, its `=` form, or (short options) its attached form.
 fn names_option(arg: &str, option: &str) -> bool {

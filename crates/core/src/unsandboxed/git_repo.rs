@@ -273,7 +273,64 @@ pub fn check_repository(
     writable: &dyn Fn(&Path) -> bool,
     home: Option<&Path>,
 ) -> Result<(), Unsafe> {
-    check_repository_at(repo, writable, home, 0)
+    check_repository_at(repo, writable, home, 0).map(drop)
+}
+
+/// [`check_repository`], returning the remote URLs its configuration names
+/// (`remote.*.url`, `remote.*.pushurl`, and the `<base>` of `url.<base>.insteadOf`), so a
+/// caller can check the local repositories git would run a server program in.
+///
+/// # Errors
+/// As [`check_repository`].
+pub fn check_repository_and_remotes(
+    repo: &Repository,
+    writable: &dyn Fn(&Path) -> bool,
+    home: Option<&Path>,
+) -> Result<Vec<String>, Unsafe> {
+    check_repository_at(repo, writable, home, 0).map(|settings| settings.remote_urls)
+}
+
+/// Checks the repository git would run `git-receive-pack`/`git-upload-pack` in for the
+/// remote `url` (a path, relative to `cwd`, or a `file://` URL): unsafe like any
+/// repository ([`check_repository`]). Non-local URLs and paths that do not exist pass.
+///
+/// # Errors
+/// [`Unsafe`] naming the remote.
+pub fn check_local_remote(
+    url: &str,
+    cwd: &Path,
+    writable: &dyn Fn(&Path) -> bool,
+    home: Option<&Path>,
+) -> Result<(), Unsafe> {
+    let path = url.strip_prefix("file://").unwrap_or(url);
+    // `host:path` (scp-like ssh) and `scheme://` URLs are not local; git takes a path
+    // with a slash before any colon as local.
+    let local = url.starts_with("file://")
+        || !path.contains("://")
+            && path
+                .find(':')
+                .is_none_or(|colon| path[..colon].contains('/'));
+    if !local {
+        return Ok(());
+    }
+    let dir = resolve(&cwd.join(path));
+    if !dir.exists() {
+        return Ok(());
+    }
+    let location = GitLocation {
+        cwd: dir.clone(),
+        ..GitLocation::default()
+    };
+    let found = discover(&location, writable)?;
+    let Some(repo) = found else {
+        return Ok(());
+    };
+    check_repository(&repo, writable, home).map_err(|Unsafe(why)| {
+        Unsafe(format!(
+            "the local repository {} it would run git-receive-pack or git-upload-pack in: {why}",
+            dir.display()
+        ))
+    })
 }
 
 /// How deep submodules of submodules are followed; deeper counts as unsafe.
@@ -284,7 +341,7 @@ fn check_repository_at(
     writable: &dyn Fn(&Path) -> bool,
     home: Option<&Path>,
     depth: usize,
-) -> Result<(), Unsafe> {
+) -> Result<Settings, Unsafe> {
     for dir in [&repo.git_dir, &repo.common_dir] {
         let resolved = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.clone());
         if writable(dir) || writable(&resolved) {
@@ -305,7 +362,8 @@ fn check_repository_at(
     for dir in [&repo.git_dir, &repo.common_dir] {
         check_hooks(&dir.join("hooks"))?;
     }
-    check_submodules(repo, &settings, writable, home, depth)
+    check_submodules(repo, &settings, writable, home, depth)?;
+    Ok(settings)
 }
 
 /// Config values that change where git looks, collected while the files are checked.
@@ -315,6 +373,8 @@ struct Settings {
     work_trees: Vec<PathBuf>,
     /// `extensions.objectformat = sha256`.
     sha256: bool,
+    /// Remote URLs: `remote.*.url`, `remote.*.pushurl`, `url.<base>.insteadof` bases.
+    remote_urls: Vec<String>,
 }
 
 /// The submodules of `repo`'s index (gitlinks), in every directory git may take as the
@@ -454,6 +514,17 @@ fn check_config_file(
             }
             ("extensions.objectformat", Some(format)) => {
                 settings.sha256 = format.eq_ignore_ascii_case("sha256");
+            }
+            _ if entry.section == "remote"
+                && matches!(entry.name.as_str(), "url" | "pushurl")
+                && entry.value.is_some() =>
+            {
+                settings.remote_urls.extend(entry.value.clone());
+            }
+            _ if entry.section == "url"
+                && matches!(entry.name.as_str(), "insteadof" | "pushinsteadof") =>
+            {
+                settings.remote_urls.extend(entry.subsection.clone());
             }
             _ => {}
         }

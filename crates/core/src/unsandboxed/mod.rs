@@ -255,10 +255,11 @@ fn git_refusal(
     );
     let env = |name: &str| ctx.env.get(name).cloned();
     let found = git_repo::check_user_config(&env, writable, home).and_then(|()| {
-        git_repo::discover(&location, writable).and_then(|repo| match repo {
-            Some(repo) => git_repo::check_repository(&repo, writable, home),
-            None => Ok(()),
-        })
+        let remotes = match git_repo::discover(&location, writable)? {
+            Some(repo) => git_repo::check_repository_and_remotes(&repo, writable, home)?,
+            None => Vec::new(),
+        };
+        check_transport(argv, &location.cwd, remotes, writable, home)
     });
     found.err().map(|git_repo::Unsafe(why)| {
         format!(
@@ -266,6 +267,34 @@ fn git_refusal(
             argv.join(" ")
         )
     })
+}
+
+/// A git command that talks to another repository runs a server program in a local one
+/// (`git push ../other` runs its `pre-receive` hook): every local repository named on
+/// the command line or as a remote URL of the repository is checked too.
+fn check_transport(
+    argv: &[String],
+    cwd: &Path,
+    remotes: Vec<String>,
+    writable: &dyn Fn(&Path) -> bool,
+    home: Option<&Path>,
+) -> Result<(), git_repo::Unsafe> {
+    let Some((subcommand, rest)) = git_argv::split_subcommand(argv) else {
+        return Ok(());
+    };
+    if !git_argv::TRANSPORT_SUBCOMMANDS.contains(&subcommand) {
+        return Ok(());
+    }
+    // Operands, and the values of `--opt=value` options (`git push --repo=../other`);
+    // one that is no existing path (a refspec, a branch) passes.
+    let named = rest.iter().filter_map(|arg| match arg.strip_prefix("--") {
+        Some(option) => option.split_once('=').map(|(_, value)| value),
+        None => (!arg.starts_with('-')).then_some(arg.as_str()),
+    });
+    for url in named.chain(remotes.iter().map(String::as_str)) {
+        git_repo::check_local_remote(url, cwd, writable, home)?;
+    }
+    Ok(())
 }
 
 /// `[exec_policy] allow_rules_bypass_sandbox` (default `true`): `false` makes allow rules
