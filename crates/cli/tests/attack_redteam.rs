@@ -351,3 +351,45 @@ fn a_push_into_a_local_repository_the_sandbox_wrote_stays_in_the_sandbox() {
     let _ = host_git(&dirs.ws, &["push", "backup", "HEAD:refs/heads/c"]);
     assert!(exists(&marker), "control: the receive hook did not run");
 }
+
+/// A `forbidden` rule holds through `find -exec`: with `find` allowed (outside the
+/// sandbox), `find . -exec touch …` would otherwise run the forbidden `touch` unconfined.
+#[test]
+fn a_forbidden_command_under_find_exec_is_still_forbidden() {
+    let dirs = Dirs::new();
+    dirs.config("");
+    let rules = dirs.rules(
+        "find.rules",
+        "prefix_rule(pattern=[\"find\"], decision=\"allow\")\nprefix_rule(pattern=[\"touch\"], decision=\"forbidden\")\n",
+    );
+    let marker = dirs.outside_file("forbidden-ran");
+    for action in ["-exec", "-execdir", "-ok"] {
+        let out = dirs.exec(&[
+            "-r",
+            rules.to_str().unwrap(),
+            "-a",
+            "never",
+            "--",
+            "find",
+            ".",
+            "-maxdepth",
+            "0",
+            action,
+            "touch",
+            &marker,
+            ";",
+        ]);
+        assert!(!exists(&marker), "{action}: the forbidden touch ran");
+        assert!(
+            stderr(&out).contains("policy forbids commands starting with `touch`"),
+            "{action}: {}",
+            stderr(&out)
+        );
+    }
+    let control = Command::new("find")
+        .args([".", "-maxdepth", "0", "-exec", "touch", &marker, ";"])
+        .current_dir(&dirs.ws)
+        .output()
+        .unwrap();
+    assert!(exists(&marker), "control: {}", stderr(&control));
+}

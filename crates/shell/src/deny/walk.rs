@@ -78,6 +78,27 @@ impl<'p> Collector<'p> {
             argv: argv.clone(),
             via: via.clone(),
         });
+        // `find … -exec CMD … ;` runs CMD for each file: seen as an inner command, so a
+        // `forbidden` rule for CMD holds through `find` (red-team review).
+        let find_commands = find_exec_commands(&argv);
+        if !find_commands.is_empty() {
+            if depth >= self.max_depth {
+                self.note(Note::DepthLimitReached {
+                    limit: self.max_depth,
+                });
+                return;
+            }
+            let via = extended(
+                &via,
+                Via::ExecWrapper {
+                    wrapper: "find".to_owned(),
+                },
+            );
+            for command in find_commands {
+                self.visit_argv(command, via.clone(), depth + 1);
+            }
+            return;
+        }
         let wrapper = extract_shell_wrapper(&argv);
         let unwrapped = if wrapper.is_none() {
             unwrap_exec_wrapper(&argv)
@@ -393,4 +414,53 @@ fn command_like_argv(node: Node<'_>, src: &str) -> Vec<String> {
 /// command prefix, not an operand of `export`/`declare`).
 fn is_standalone(parent: Option<Node<'_>>) -> bool {
     parent.is_none_or(|parent| !matches!(parent.kind(), "command" | "declaration_command"))
+}
+
+/// The commands of `find`'s `-exec`, `-execdir`, `-ok` and `-okdir` actions (each up to
+/// its `;` or `+`); none when `argv` is not a `find` command.
+fn find_exec_commands(argv: &[String]) -> Vec<Vec<String>> {
+    if argv
+        .first()
+        .is_none_or(|program| super::exec_wrappers::basename(program) != "find")
+    {
+        return Vec::new();
+    }
+    let mut commands = Vec::new();
+    let mut tokens = argv.iter().skip(1);
+    while let Some(token) = tokens.next() {
+        if matches!(token.as_str(), "-exec" | "-execdir" | "-ok" | "-okdir") {
+            let command: Vec<String> = tokens
+                .by_ref()
+                .take_while(|word| !matches!(word.as_str(), ";" | "+"))
+                .cloned()
+                .collect();
+            if !command.is_empty() {
+                commands.push(command);
+            }
+        }
+    }
+    commands
+}
+
+#[cfg(test)]
+mod find_tests {
+    use super::find_exec_commands;
+
+    fn words(text: &str) -> Vec<String> {
+        text.split(' ').map(str::to_owned).collect()
+    }
+
+    #[test]
+    fn find_actions_are_inner_commands() {
+        assert_eq!(
+            find_exec_commands(&words("find . -name x -exec rm -f {} ; -okdir curl {} +")),
+            vec![words("rm -f {}"), words("curl {}")]
+        );
+        assert!(find_exec_commands(&words("find . -name -exec")).is_empty());
+        assert!(find_exec_commands(&words("grep -exec rm")).is_empty());
+        assert_eq!(
+            find_exec_commands(&words("/usr/bin/find / -execdir sh -c x ;")),
+            vec![words("sh -c x")]
+        );
+    }
 }
