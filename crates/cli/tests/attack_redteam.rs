@@ -20,6 +20,7 @@ prefix_rule(pattern=[\"git\", \"fetch\"], decision=\"allow\")\n\
 prefix_rule(pattern=[\"git\", \"clone\"], decision=\"allow\")\n\
 prefix_rule(pattern=[\"git\", \"log\"], decision=\"allow\")\n\
 prefix_rule(pattern=[\"git\", \"push\"], decision=\"allow\")\n\
+prefix_rule(pattern=[\"git\", \"commit\"], decision=\"allow\")\n\
 prefix_rule(pattern=[\"cd\"], decision=\"allow\")\n";
 
 /// Host git in `dir` with no global or system config.
@@ -389,6 +390,45 @@ fn a_forbidden_command_under_find_exec_is_still_forbidden() {
     let control = Command::new("find")
         .args([".", "-maxdepth", "0", "-exec", "touch", &marker, ";"])
         .current_dir(&dirs.ws)
+        .output()
+        .unwrap();
+    assert!(exists(&marker), "control: {}", stderr(&control));
+}
+
+/// The user's global config sets `core.hooksPath = .githooks` (relative: git resolves it
+/// in each working tree, a common team setup). The sandbox plants `.githooks/pre-commit`;
+/// an allow-listed `git commit` would run it unconfined.
+#[test]
+fn a_relative_hooks_path_in_the_user_config_keeps_git_in_the_sandbox() {
+    let (dirs, rules) = workspace();
+    let global = dirs.outside.join("gitconfig");
+    std::fs::write(
+        &global,
+        "[core]\n\thooksPath = .githooks\n[user]\n\tname = t\n\temail = t@example.com\n",
+    )
+    .unwrap();
+    let global = global.display().to_string();
+    let marker = dirs.outside_file("global-hook-ran");
+    plant(
+        &dirs,
+        &format!(
+            "mkdir .githooks && printf '#!/bin/sh\\ntouch {marker}\\n' > .githooks/pre-commit && \
+             chmod +x .githooks/pre-commit"
+        ),
+    );
+    assert_kept_in_sandbox(
+        &dirs,
+        &rules,
+        &["git", "commit", "--allow-empty", "-qm", "x"],
+        &[("GIT_CONFIG_GLOBAL", &global)],
+        &marker,
+        "the relative path \".githooks\"",
+    );
+    let control = Command::new("git")
+        .args(["commit", "--allow-empty", "-qm", "control"])
+        .current_dir(&dirs.ws)
+        .env("GIT_CONFIG_GLOBAL", &global)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
         .output()
         .unwrap();
     assert!(exists(&marker), "control: {}", stderr(&control));

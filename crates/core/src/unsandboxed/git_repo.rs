@@ -538,6 +538,17 @@ fn check_config_file(
                 entry.key()
             )));
         }
+        if keys == Keys::Trusted
+            && (runs_program(entry).is_some() || entry.key() == "init.templatedir")
+            && let Some(why) = trusted_program_location(entry, writable, home)
+        {
+            return Err(Unsafe(format!(
+                "{}:{} sets `{}` to {why}",
+                file.display(),
+                entry.line,
+                entry.key()
+            )));
+        }
         if entry.name == "path" && (entry.section == "include" || entry.section == "includeif") {
             if depth + 1 > MAX_INCLUDE_DEPTH {
                 return Err(Unsafe(format!(
@@ -562,6 +573,44 @@ fn check_config_file(
         }
     }
     Ok(())
+}
+
+/// The user's own configuration may name programs, but not ones the sandbox can plant:
+/// a program or hook directory given as a relative path (git resolves it in the working
+/// tree: `core.hooksPath = .githooks`) or inside a writable root. The reason, if so.
+fn trusted_program_location(
+    entry: &ConfigEntry,
+    writable: &dyn Fn(&Path) -> bool,
+    home: Option<&Path>,
+) -> Option<String> {
+    let value = entry.value.as_deref()?.trim();
+    let whole_value_is_a_path =
+        matches!(entry.key().as_str(), "core.hookspath" | "init.templatedir");
+    let program = if whole_value_is_a_path {
+        value
+    } else {
+        value
+            .trim_start_matches('!')
+            .split_whitespace()
+            .next()
+            .unwrap_or("")
+            .trim_matches(['"', '\''])
+    };
+    if !whole_value_is_a_path && !program.contains('/') {
+        // A bare name is found through PATH, which is checked on its own.
+        return None;
+    }
+    let path = match (program.strip_prefix("~/"), home) {
+        (Some(rest), Some(home)) => home.join(rest),
+        _ => PathBuf::from(program),
+    };
+    if !path.is_absolute() {
+        return Some(format!(
+            "the relative path {program:?}, which git resolves in the working tree the sandbox can write"
+        ));
+    }
+    (writable(&path) || writable(&resolve(&path)))
+        .then(|| format!("{}, which is writable inside the sandbox", path.display()))
 }
 
 /// Whether `entry` makes git run a program (git-config(1)); the reason, if so.
@@ -817,6 +866,22 @@ mod tests {
             error.0.contains(".gitconfig") && error.0.contains("writable"),
             "{error:?}"
         );
+        std::fs::write(home.join(".gitconfig"), "[core]\nhooksPath = .githooks\n").unwrap();
+        assert!(
+            check_user_config(&no_env, &never, Some(home))
+                .unwrap_err()
+                .0
+                .contains("relative path")
+        );
+        std::fs::write(
+            home.join(".gitconfig"),
+            "[core]\npager = /ws/bin/pager -R\n",
+        )
+        .unwrap();
+        let ws_writable = |p: &Path| p.starts_with("/ws");
+        assert!(check_user_config(&no_env, &ws_writable, Some(home)).is_err());
+        std::fs::write(home.join(".gitconfig"), "[core]\npager = less -R\n").unwrap();
+        assert_eq!(check_user_config(&no_env, &ws_writable, Some(home)), Ok(()));
         let elsewhere = home.join("elsewhere.cfg");
         std::fs::write(&elsewhere, "[core]\npager = less\n").unwrap();
         let global = elsewhere.display().to_string();
