@@ -172,6 +172,15 @@ pub fn review_command(parsed: &ParsedCommand, ctx: &ReviewContext<'_>) -> Unsand
             }
             // Exec wrappers that change directory before running the wrapped command.
             "env" | "sudo" | "doas" if changes_directory(argv) => dirs.push(None),
+            // `find -execdir CMD`, or `{}` in CMD: the command runs in, or names, the
+            // directories find reaches.
+            "find"
+                if argv
+                    .iter()
+                    .any(|arg| arg == "-execdir" || arg == "-okdir" || arg.contains("{}")) =>
+            {
+                dirs.push(None);
+            }
             "git" if review.refused.is_none() => {
                 review.refused = match &git_assignment {
                     Some(name) => Some(format!(
@@ -414,6 +423,12 @@ mod tests {
             &["bash", "-lc", "cd \"$X\" && git status"],
             &["env", "-C", "sub", "git", "status"],
             &["env", "GIT_DIR=sub/.git", "git", "status"],
+            &[
+                "find", ".", "-name", "sub", "-execdir", "git", "status", ";",
+            ],
+            &[
+                "find", ".", "-name", "sub", "-exec", "git", "-C", "{}", "status", ";",
+            ],
         ] {
             let found = review(command, &ws, &policy);
             assert!(found.refused.is_some(), "{command:?}");
