@@ -433,3 +433,55 @@ fn a_relative_hooks_path_in_the_user_config_keeps_git_in_the_sandbox() {
         .unwrap();
     assert!(exists(&marker), "control: {}", stderr(&control));
 }
+
+/// Known gap (not fixed): the review reads the repository *before* the unsandboxed git
+/// starts, and a sandboxed command running at the same time (another tool call of the
+/// same agent) can put a planted `sub/.git` in place between the two. Here a confined
+/// loop moves a planted git directory in and out of `sub/.git` while the allow-listed
+/// `git -C sub status` runs repeatedly; sooner or later the review sees no `sub/.git` (the
+/// workspace's safe `.git` is used) and git sees the planted one. Closing it needs the
+/// unsandboxed run pinned to the reviewed repository (e.g. an explicit `GIT_DIR` /
+/// `GIT_WORK_TREE` of the reviewed git directory, whose contents the sandbox cannot
+/// change) or the review repeated by a wrapper inside the same process that execs git.
+#[test]
+#[ignore = "TOCTOU between the unsandboxed review and git's own discovery: see the doc comment"]
+fn a_repository_swapped_in_after_the_review_is_not_used() {
+    let (dirs, rules) = workspace();
+    let marker = dirs.outside_file("race-ran");
+    plant(
+        &dirs,
+        &format!(
+            "mkdir sub && git init -q --bare planted && git --git-dir=planted config core.bare false && \
+             git --git-dir=planted config core.worktree \"$PWD/sub\" && \
+             git --git-dir=planted config core.fsmonitor 'touch {marker}'"
+        ),
+    );
+    let flipper = Command::new(airlock_bin())
+        .args(["sandbox", "-P", ":workspace", "--", "sh", "-c"])
+        .arg("i=0; while [ $i -lt 20000 ]; do mv planted sub/.git; mv sub/.git planted; i=$((i+1)); done")
+        .current_dir(&dirs.ws)
+        .env("AIRLOCK_HOME", &dirs.home)
+        .spawn()
+        .unwrap();
+    let mut flipper = flipper;
+    for _ in 0..300 {
+        let _ = Command::new(airlock_bin())
+            .args([
+                "exec", "-r", &rules, "-a", "never", "--", "git", "-C", "sub", "status",
+            ])
+            .current_dir(&dirs.ws)
+            .env("AIRLOCK_HOME", &dirs.home)
+            .stdin(std::process::Stdio::null())
+            .output()
+            .unwrap();
+        if exists(&marker) {
+            break;
+        }
+    }
+    let _ = flipper.kill();
+    let _ = flipper.wait();
+    assert!(
+        !exists(&marker),
+        "the planted fsmonitor ran on the host after a swap"
+    );
+}
