@@ -247,8 +247,9 @@ fn resolve(path: &Path) -> PathBuf {
     std::fs::canonicalize(path).unwrap_or_else(|_| normalize(path))
 }
 
-/// Lexical normalisation (`.` and `..`); absolute input.
-fn normalize(path: &Path) -> PathBuf {
+/// Lexical normalisation (`.` and `..`); absolute input. Also how the shell's `cd`
+/// (logical, `-L`) composes its target: `cd link/..` stays where it started.
+pub(super) fn normalize(path: &Path) -> PathBuf {
     let mut out = PathBuf::new();
     for component in path.components() {
         match component {

@@ -233,7 +233,11 @@ fn cd_target(argv: &[String], current: Option<PathBuf>, home: Option<&Path>) -> 
     match target.map(String::as_str) {
         None => home.map(Path::to_path_buf),
         Some(t) if t == "-" || t.contains('$') || t.contains('`') || t.starts_with('~') => None,
-        Some(t) => current.map(|dir| dir.join(t)),
+        // `cd -P` works physically: resolved by git_repo::locate like any start.
+        Some(t) if argv.iter().skip(1).any(|arg| arg == "-P") => current.map(|dir| dir.join(t)),
+        // The shell's logical `cd`: `..` removes the previous component as written, so
+        // `cd planted/link/..` is `planted`, whatever `link` points to.
+        Some(t) => current.map(|dir| git_repo::normalize(&dir.join(t))),
     }
 }
 
@@ -415,12 +419,15 @@ mod tests {
         let ws = std::fs::canonicalize(ws.path()).unwrap();
         git_init(&ws);
         git_init(&ws.join("sub"));
+        // `cd sub/link/..` is `sub` for the shell, `/` for the kernel.
+        std::os::unix::fs::symlink("/usr", ws.join("sub/link")).unwrap();
         let policy = writing(&ws);
         assert_eq!(review(&["git", "status"], &ws, &policy).refused, None);
         for command in [
             &["git", "-C", "sub", "status"][..],
             &["bash", "-lc", "cd sub && git status"],
             &["bash", "-lc", "cd \"$X\" && git status"],
+            &["bash", "-lc", "cd sub/link/.. && git status"],
             &["env", "-C", "sub", "git", "status"],
             &["env", "GIT_DIR=sub/.git", "git", "status"],
             &[
