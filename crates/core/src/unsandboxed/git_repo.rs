@@ -467,7 +467,14 @@ pub fn check_user_config(
     files.push(
         env("GIT_CONFIG_SYSTEM").map_or_else(|| PathBuf::from("/etc/gitconfig"), PathBuf::from),
     );
-    for file in files.iter().filter(|file| file.is_absolute()) {
+    for file in files.iter().filter(|file| !file.as_os_str().is_empty()) {
+        // git opens a relative one from the working directory, which the sandbox writes.
+        if !file.is_absolute() {
+            return Err(Unsafe(format!(
+                "the git configuration {} is a relative path, resolved in the working directory",
+                file.display()
+            )));
+        }
         check_config_file(
             file,
             writable,
@@ -647,7 +654,9 @@ fn runs_program(entry: &ConfigEntry) -> Option<&'static str> {
         ("mergetool" | "difftool", true, "cmd" | "path") => Some("a tool program"),
         ("credential", _, "helper") => Some("a credential helper program"),
         ("gpg", _, "program") | ("gpg", true, "defaultkeycommand") => Some("a signing program"),
-        ("alias", false, _) if value.trim_start().starts_with('!') => Some("a shell alias"),
+        ("alias", _, _) if value.trim_start().starts_with('!') => Some("a shell alias"),
+        // Config-based hooks (newer git): `hook.<name>.command`.
+        ("hook", true, "command") => Some("a hook program"),
         ("uploadpack", false, "packobjectshook") => Some("a pack hook program"),
         ("remote", true, "uploadpack" | "receivepack" | "proxy") => Some("a remote program"),
         ("sequence", false, "editor") => Some("an editor program"),
@@ -823,6 +832,7 @@ mod tests {
             "[pager]\nlog = x\n",
             "[protocol \"ext\"]\nallow = user\n",
             "[protocol]\nallow = user\n",
+            "[hook \"fmt\"]\ncommand = x\n",
             "[core]\nfsmonitor = \"unterminated\n",
         ] {
             std::fs::write(repo.git_dir.join("config"), config).unwrap();
