@@ -112,6 +112,12 @@ const BUILD_TOOLS: &[&str] = &[
     "lefthook",
 ];
 
+/// Programs that run `git` in the repository of their working directory.
+const GIT_CLIENTS: &[&str] = &[
+    "gh", "glab", "hub", "tig", "lazygit", "gitui", "git-lfs", "scalar", "repo", "git-cola",
+    "gitk", "git-gui",
+];
+
 /// Reviews every command the shell could run (the deny view), tracking `cd`.
 #[must_use]
 pub fn review_command(parsed: &ParsedCommand, ctx: &ReviewContext<'_>) -> UnsandboxedReview {
@@ -188,9 +194,31 @@ pub fn review_command(parsed: &ParsedCommand, ctx: &ReviewContext<'_>) -> Unsand
                         argv.join(" ")
                     )),
                     None => dirs.iter().find_map(|dir| {
-                        git_refusal(argv, dir.as_deref(), ctx, &writable, home.as_deref())
+                        git_refusal(
+                            argv,
+                            &argv.join(" "),
+                            dir.as_deref(),
+                            ctx,
+                            &writable,
+                            home.as_deref(),
+                        )
                     }),
                 };
+            }
+            // Programs that run git in their working directory's repository (`gh pr
+            // status` runs `git` there): that repository is checked as for `git` itself.
+            other if GIT_CLIENTS.contains(&other) && review.refused.is_none() => {
+                let plain_git = vec!["git".to_owned()];
+                review.refused = dirs.iter().find_map(|dir| {
+                    git_refusal(
+                        &plain_git,
+                        &format!("{} (which runs git)", argv.join(" ")),
+                        dir.as_deref(),
+                        ctx,
+                        &writable,
+                        home.as_deref(),
+                    )
+                });
             }
             "hg" if review.refused.is_none() => {
                 review.refused = dirs
@@ -243,6 +271,7 @@ fn cd_target(argv: &[String], current: Option<PathBuf>, home: Option<&Path>) -> 
 
 fn git_refusal(
     argv: &[String],
+    shown: &str,
     dir: Option<&Path>,
     ctx: &ReviewContext<'_>,
     writable: &dyn Fn(&Path) -> bool,
@@ -251,13 +280,13 @@ fn git_refusal(
     let Some(dir) = dir else {
         return Some(format!(
             "`{}` may run in a directory Airlock cannot determine, so its repository cannot be checked for planted configuration",
-            argv.join(" ")
+            shown
         ));
     };
     if let Some(why) = git_argv::runs_program(argv) {
         return Some(format!(
             "`{}` {why}: outside the sandbox that is not checked, so it stays inside",
-            argv.join(" ")
+            shown
         ));
     }
     let location = git_repo::locate(
@@ -277,7 +306,7 @@ fn git_refusal(
     found.err().map(|git_repo::Unsafe(why)| {
         format!(
             "`{}` would read configuration a sandboxed command could have planted code in: {why}",
-            argv.join(" ")
+            shown
         )
     })
 }
