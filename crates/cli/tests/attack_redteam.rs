@@ -485,3 +485,38 @@ fn a_repository_swapped_in_after_the_review_is_not_used() {
         "the planted fsmonitor ran on the host after a swap"
     );
 }
+
+/// Known gap (not fixed): when `$HOME` lies inside a writable root (the agent started in
+/// `~`, so the workspace *is* `$HOME`; or `HOME` under `/tmp` as in many containers),
+/// `:workspace` lets a confined command rewrite the user's shell startup files,
+/// `~/.ssh/config` (`ProxyCommand`), `~/.config/…` and `~/.local/bin`, all of which run
+/// on the host later. The fix belongs to the mount plan (protected paths of a writable
+/// root, next to `.git`): the startup and configuration entries of `$HOME` (its
+/// top-level dot-entries, perhaps less caches) read-only whenever `$HOME` is inside a
+/// writable root, and `permissions show` saying so.
+#[test]
+#[ignore = "$HOME inside a writable root leaves its startup files writable: see the doc comment"]
+fn startup_files_of_a_home_inside_a_writable_root_stay_read_only() {
+    let dirs = Dirs::new();
+    let home = dirs.ws.join("home");
+    std::fs::create_dir_all(home.join(".ssh")).unwrap();
+    std::fs::write(home.join(".bashrc"), "# user's\n").unwrap();
+    let out = Command::new(airlock_bin())
+        .args(["sandbox", "-P", ":workspace", "--", "sh", "-c"])
+        .arg("echo 'touch /tmp/planted' >> \"$HOME/.bashrc\"; echo 'Host *' > \"$HOME/.ssh/config\"; true")
+        .current_dir(&home)
+        .env("AIRLOCK_HOME", &dirs.home)
+        .env("HOME", &home)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(
+        std::fs::read_to_string(home.join(".bashrc")).unwrap(),
+        "# user's\n",
+        "the sandbox rewrote ~/.bashrc"
+    );
+    assert!(
+        !exists(home.join(".ssh/config")),
+        "the sandbox wrote ~/.ssh/config"
+    );
+}
