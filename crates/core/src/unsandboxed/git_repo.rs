@@ -29,21 +29,31 @@ pub struct GitLocation {
     pub cwd: PathBuf,
     /// `--git-dir` (or `GIT_DIR`), resolved against `cwd`.
     pub git_dir: Option<PathBuf>,
+    /// `--work-tree` (or `GIT_WORK_TREE`), resolved against `cwd`.
+    pub work_tree: Option<PathBuf>,
 }
 
-/// Reads `-C` and `--git-dir` from a git argv (`argv[0]` is the program), with `git_dir_env`
-/// (`GIT_DIR`) as the fallback; `--git-dir` wins over the environment, as in git.
+/// Reads `-C`, `--git-dir` and `--work-tree` from a git argv (`argv[0]` is the program),
+/// with `git_dir_env` (`GIT_DIR`) and `work_tree_env` (`GIT_WORK_TREE`) as the fallbacks;
+/// the options win over the environment, as in git.
 #[must_use]
-pub fn locate(argv: &[String], cwd: &Path, git_dir_env: Option<&str>) -> GitLocation {
-    let mut here = cwd.to_path_buf();
+pub fn locate(
+    argv: &[String],
+    cwd: &Path,
+    git_dir_env: Option<&str>,
+    work_tree_env: Option<&str>,
+) -> GitLocation {
+    // git works in the physical directory (`getcwd`), whatever symlinks the cwd went through.
+    let mut here = resolve(cwd);
     let mut git_dir: Option<String> = None;
+    let mut work_tree: Option<String> = None;
     let mut index = 1;
     while let Some(token) = argv.get(index) {
         let next = argv.get(index + 1);
         match token.as_str() {
             "-C" => {
                 if let Some(dir) = next {
-                    here = here.join(dir);
+                    here = resolve(&here.join(dir));
                 }
                 index += 2;
             }
@@ -51,14 +61,23 @@ pub fn locate(argv: &[String], cwd: &Path, git_dir_env: Option<&str>) -> GitLoca
                 git_dir = next.cloned();
                 index += 2;
             }
-            "-c" | "--config-env" | "--exec-path" | "--namespace" | "--super-prefix"
-            | "--work-tree" => index += 2,
+            "--work-tree" => {
+                work_tree = next.cloned();
+                index += 2;
+            }
+            "-c" | "--config-env" | "--exec-path" | "--namespace" | "--super-prefix" => {
+                index += 2;
+            }
             other if other.starts_with("--git-dir=") => {
                 git_dir = other.strip_prefix("--git-dir=").map(str::to_owned);
                 index += 1;
             }
+            other if other.starts_with("--work-tree=") => {
+                work_tree = other.strip_prefix("--work-tree=").map(str::to_owned);
+                index += 1;
+            }
             other if other.starts_with("-C") && other.len() > 2 => {
-                here = here.join(&other[2..]);
+                here = resolve(&here.join(&other[2..]));
                 index += 1;
             }
             other if other.starts_with('-') => index += 1,
@@ -68,10 +87,15 @@ pub fn locate(argv: &[String], cwd: &Path, git_dir_env: Option<&str>) -> GitLoca
     let git_dir = git_dir
         .or_else(|| git_dir_env.map(str::to_owned))
         .filter(|dir| !dir.is_empty())
-        .map(|dir| normalize(&here.join(dir)));
+        .map(|dir| resolve(&here.join(dir)));
+    let work_tree = work_tree
+        .or_else(|| work_tree_env.map(str::to_owned))
+        .filter(|dir| !dir.is_empty())
+        .map(|dir| resolve(&here.join(dir)));
     GitLocation {
-        cwd: normalize(&here),
+        cwd: here,
         git_dir,
+        work_tree,
     }
 }
 
@@ -82,6 +106,10 @@ pub struct Repository {
     pub git_dir: PathBuf,
     /// The common directory (`commondir` of a linked worktree), or `git_dir` itself.
     pub common_dir: PathBuf,
+    /// Directories git may take as the working tree (where the `.git` was found,
+    /// `--work-tree`, the cwd under `--git-dir`); `core.worktree` is added by
+    /// [`check_repository`]. Their submodules are checked too.
+    pub work_trees: Vec<PathBuf>,
 }
 
 /// Why a repository may not be used outside the sandbox.
@@ -89,19 +117,41 @@ pub struct Repository {
 pub struct Unsafe(pub String);
 
 /// Finds the repository of `location`; `Ok(None)` when there is none (git would fail).
+/// `writable` says which paths the sandbox can write: during the walk, a writable
+/// directory that only partly looks like a git directory counts as one (git's own test,
+/// `is_git_directory`, accepts a dangling `HEAD` symlink or an executable file as
+/// `objects`, which this walk need not model), so git can never pick a repository the
+/// walk passed over.
 ///
 /// # Errors
 /// [`Unsafe`] when a `.git` file or `commondir` cannot be read or parsed (fail closed).
-pub fn discover(location: &GitLocation) -> Result<Option<Repository>, Unsafe> {
-    let git_dir = match &location.git_dir {
-        Some(dir) => Some(dir.clone()),
-        None => walk_up(&location.cwd)?,
+pub fn discover(
+    location: &GitLocation,
+    writable: &dyn Fn(&Path) -> bool,
+) -> Result<Option<Repository>, Unsafe> {
+    let found = match &location.git_dir {
+        Some(dir) => Some((
+            dir.clone(),
+            Some(
+                location
+                    .work_tree
+                    .clone()
+                    .unwrap_or_else(|| location.cwd.clone()),
+            ),
+        )),
+        None => walk_up(&location.cwd, writable)?
+            .map(|(git_dir, top)| (git_dir, location.work_tree.clone().or(top))),
     };
-    let Some(git_dir) = git_dir else {
+    let Some((git_dir, work_tree)) = found else {
         return Ok(None);
     };
+    open(git_dir, work_tree.into_iter().collect())
+}
+
+/// The repository whose git directory is `git_dir`, with its common directory.
+fn open(git_dir: PathBuf, work_trees: Vec<PathBuf>) -> Result<Option<Repository>, Unsafe> {
     let common_dir = match std::fs::read_to_string(git_dir.join("commondir")) {
-        Ok(text) => normalize(&git_dir.join(text.trim_end_matches(['\n', '\r']))),
+        Ok(text) => resolve(&git_dir.join(text.trim_end_matches(['\n', '\r']))),
         Err(error) if error.kind() == std::io::ErrorKind::NotFound => git_dir.clone(),
         Err(error) => {
             return Err(Unsafe(format!(
@@ -113,15 +163,28 @@ pub fn discover(location: &GitLocation) -> Result<Option<Repository>, Unsafe> {
     Ok(Some(Repository {
         git_dir,
         common_dir,
+        work_trees,
     }))
 }
 
-fn walk_up(start: &Path) -> Result<Option<PathBuf>, Unsafe> {
+/// The git directory found walking up from `start`, with the directory it was found in
+/// (the working tree) unless it is a bare repository.
+fn walk_up(
+    start: &Path,
+    writable: &dyn Fn(&Path) -> bool,
+) -> Result<Option<(PathBuf, Option<PathBuf>)>, Unsafe> {
     for dir in start.ancestors() {
         let dot_git = dir.join(".git");
+        let top = Some(dir.to_path_buf());
         match std::fs::metadata(&dot_git) {
-            Ok(meta) if meta.is_dir() => return Ok(Some(dot_git)),
-            Ok(meta) if meta.is_file() => return read_gitfile(&dot_git).map(Some),
+            // git passes over a `.git` directory that is not a repository; one the
+            // sandbox could write is taken (and refused) all the same.
+            Ok(meta) if meta.is_dir() => {
+                if looks_bare(&dot_git) || might_be_git_dir(&dot_git) && writable(&dot_git) {
+                    return Ok(Some((dot_git, top)));
+                }
+            }
+            Ok(meta) if meta.is_file() => return read_gitfile(&dot_git).map(|d| Some((d, top))),
             Ok(_) => {
                 return Err(Unsafe(format!(
                     "{} is not a file or directory",
@@ -136,26 +199,34 @@ fn walk_up(start: &Path) -> Result<Option<PathBuf>, Unsafe> {
                 )));
             }
         }
-        if looks_bare(dir) {
-            return Ok(Some(dir.to_path_buf()));
+        if looks_bare(dir) || might_be_git_dir(dir) && writable(dir) {
+            return Ok(Some((dir.to_path_buf(), None)));
         }
     }
     Ok(None)
 }
 
-/// A `.git` file: `gitdir: <path>`, relative to the file's directory.
+/// A `.git` file: `gitdir: <path>`, relative to the file's directory. Read as git reads
+/// it (`read_gitfile_gently`: the prefix `gitdir: `, then everything up to trailing
+/// newlines, spaces and embedded newlines included); a path with a control character or
+/// leading or trailing blanks is refused, as no tool writes one and a lenient reading of
+/// it would name another directory than git's.
 fn read_gitfile(path: &Path) -> Result<PathBuf, Unsafe> {
     let text = std::fs::read_to_string(path)
         .map_err(|error| Unsafe(format!("{} cannot be read ({error})", path.display())))?;
     let target = text
-        .lines()
-        .next()
-        .and_then(|line| line.strip_prefix("gitdir:"))
-        .map(str::trim)
+        .strip_prefix("gitdir: ")
+        .map(|rest| rest.trim_end_matches(['\n', '\r']))
         .filter(|target| !target.is_empty())
         .ok_or_else(|| Unsafe(format!("{} is not a `gitdir:` pointer", path.display())))?;
+    if target.chars().any(char::is_control) || target.trim() != target {
+        return Err(Unsafe(format!(
+            "{} points to {target:?}, a path with blanks at its ends or control characters",
+            path.display()
+        )));
+    }
     let base = path.parent().unwrap_or_else(|| Path::new("/"));
-    Ok(normalize(&base.join(target)))
+    Ok(resolve(&base.join(target)))
 }
 
 /// A bare repository: `HEAD`, `objects/` and `refs/` in the directory itself.
@@ -163,8 +234,22 @@ fn looks_bare(dir: &Path) -> bool {
     dir.join("HEAD").is_file() && dir.join("objects").is_dir() && dir.join("refs").is_dir()
 }
 
-/// Lexical normalisation (`.` and `..`), as git resolves these paths; absolute input.
-fn normalize(path: &Path) -> PathBuf {
+/// Any entry named `HEAD`, whatever its kind (a dangling symlink included): git may take
+/// the directory for a git directory.
+fn might_be_git_dir(dir: &Path) -> bool {
+    std::fs::symlink_metadata(dir.join("HEAD")).is_ok()
+}
+
+/// `path` as the kernel resolves it (git `chdir`s and calls `real_path`, so `..` after a
+/// symlink goes to the symlink target's parent); lexical normalisation for a path that
+/// does not exist (git fails on it anyway).
+fn resolve(path: &Path) -> PathBuf {
+    std::fs::canonicalize(path).unwrap_or_else(|_| normalize(path))
+}
+
+/// Lexical normalisation (`.` and `..`); absolute input. Also how the shell's `cd`
+/// (logical, `-L`) composes its target: `cd link/..` stays where it started.
+pub(super) fn normalize(path: &Path) -> PathBuf {
     let mut out = PathBuf::new();
     for component in path.components() {
         match component {
@@ -189,6 +274,75 @@ pub fn check_repository(
     writable: &dyn Fn(&Path) -> bool,
     home: Option<&Path>,
 ) -> Result<(), Unsafe> {
+    check_repository_at(repo, writable, home, 0).map(drop)
+}
+
+/// [`check_repository`], returning the remote URLs its configuration names
+/// (`remote.*.url`, `remote.*.pushurl`, and the `<base>` of `url.<base>.insteadOf`), so a
+/// caller can check the local repositories git would run a server program in.
+///
+/// # Errors
+/// As [`check_repository`].
+pub fn check_repository_and_remotes(
+    repo: &Repository,
+    writable: &dyn Fn(&Path) -> bool,
+    home: Option<&Path>,
+) -> Result<Vec<String>, Unsafe> {
+    check_repository_at(repo, writable, home, 0).map(|settings| settings.remote_urls)
+}
+
+/// Checks the repository git would run `git-receive-pack`/`git-upload-pack` in for the
+/// remote `url` (a path, relative to `cwd`, or a `file://` URL): unsafe like any
+/// repository ([`check_repository`]). Non-local URLs and paths that do not exist pass.
+///
+/// # Errors
+/// [`Unsafe`] naming the remote.
+pub fn check_local_remote(
+    url: &str,
+    cwd: &Path,
+    writable: &dyn Fn(&Path) -> bool,
+    home: Option<&Path>,
+) -> Result<(), Unsafe> {
+    let path = url.strip_prefix("file://").unwrap_or(url);
+    // `host:path` (scp-like ssh) and `scheme://` URLs are not local; git takes a path
+    // with a slash before any colon as local.
+    let local = url.starts_with("file://")
+        || !path.contains("://")
+            && path
+                .find(':')
+                .is_none_or(|colon| path[..colon].contains('/'));
+    if !local {
+        return Ok(());
+    }
+    let dir = resolve(&cwd.join(path));
+    if !dir.exists() {
+        return Ok(());
+    }
+    let location = GitLocation {
+        cwd: dir.clone(),
+        ..GitLocation::default()
+    };
+    let found = discover(&location, writable)?;
+    let Some(repo) = found else {
+        return Ok(());
+    };
+    check_repository(&repo, writable, home).map_err(|Unsafe(why)| {
+        Unsafe(format!(
+            "the local repository {} it would run git-receive-pack or git-upload-pack in: {why}",
+            dir.display()
+        ))
+    })
+}
+
+/// How deep submodules of submodules are followed; deeper counts as unsafe.
+const MAX_SUBMODULE_DEPTH: usize = 8;
+
+fn check_repository_at(
+    repo: &Repository,
+    writable: &dyn Fn(&Path) -> bool,
+    home: Option<&Path>,
+    depth: usize,
+) -> Result<Settings, Unsafe> {
     for dir in [&repo.git_dir, &repo.common_dir] {
         let resolved = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.clone());
         if writable(dir) || writable(&resolved) {
@@ -198,15 +352,77 @@ pub fn check_repository(
             )));
         }
     }
+    let mut settings = Settings::default();
     for file in [
         repo.common_dir.join("config"),
         repo.git_dir.join("config"),
         repo.git_dir.join("config.worktree"),
     ] {
-        check_config_file(&file, writable, home, 0, Keys::Checked)?;
+        check_config_file(&file, writable, home, 0, Keys::Checked, &mut settings)?;
     }
     for dir in [&repo.git_dir, &repo.common_dir] {
         check_hooks(&dir.join("hooks"))?;
+    }
+    check_submodules(repo, &settings, writable, home, depth)?;
+    Ok(settings)
+}
+
+/// Config values that change where git looks, collected while the files are checked.
+#[derive(Debug, Default)]
+struct Settings {
+    /// `core.worktree` values, resolved against the git directory.
+    work_trees: Vec<PathBuf>,
+    /// `extensions.objectformat = sha256`.
+    sha256: bool,
+    /// Remote URLs: `remote.*.url`, `remote.*.pushurl`, `url.<base>.insteadof` bases.
+    remote_urls: Vec<String>,
+}
+
+/// The submodules of `repo`'s index (gitlinks), in every directory git may take as the
+/// working tree: a populated one (its `.git` exists) is a repository git runs a child in,
+/// checked like its superproject.
+fn check_submodules(
+    repo: &Repository,
+    settings: &Settings,
+    writable: &dyn Fn(&Path) -> bool,
+    home: Option<&Path>,
+    depth: usize,
+) -> Result<(), Unsafe> {
+    let hash_len = if settings.sha256 { 32 } else { 20 };
+    let links =
+        super::git_index::gitlinks(&repo.git_dir.join("index"), hash_len).map_err(Unsafe)?;
+    if links.is_empty() {
+        return Ok(());
+    }
+    if depth >= MAX_SUBMODULE_DEPTH {
+        return Err(Unsafe(format!(
+            "{} nests submodules deeper than {MAX_SUBMODULE_DEPTH} levels",
+            repo.git_dir.display()
+        )));
+    }
+    let mut trees: Vec<PathBuf> = repo.work_trees.clone();
+    trees.extend(settings.work_trees.iter().cloned());
+    for tree in &trees {
+        for link in &links {
+            let top = tree.join(link);
+            let dot_git = top.join(".git");
+            let git_dir = match std::fs::metadata(&dot_git) {
+                Err(error) if error.kind() == std::io::ErrorKind::NotFound => continue,
+                Err(error) => {
+                    return Err(Unsafe(format!(
+                        "{} cannot be inspected ({error})",
+                        dot_git.display()
+                    )));
+                }
+                Ok(meta) if meta.is_file() => read_gitfile(&dot_git)?,
+                Ok(_) => resolve(&dot_git),
+            };
+            let Some(sub) = open(git_dir, vec![resolve(&top)])? else {
+                continue;
+            };
+            check_repository_at(&sub, writable, home, depth + 1)
+                .map_err(|Unsafe(why)| Unsafe(format!("its submodule {}: {why}", top.display())))?;
+        }
     }
     Ok(())
 }
@@ -251,8 +467,22 @@ pub fn check_user_config(
     files.push(
         env("GIT_CONFIG_SYSTEM").map_or_else(|| PathBuf::from("/etc/gitconfig"), PathBuf::from),
     );
-    for file in files.iter().filter(|file| file.is_absolute()) {
-        check_config_file(file, writable, home, 0, Keys::Trusted)?;
+    for file in files.iter().filter(|file| !file.as_os_str().is_empty()) {
+        // git opens a relative one from the working directory, which the sandbox writes.
+        if !file.is_absolute() {
+            return Err(Unsafe(format!(
+                "the git configuration {} is a relative path, resolved in the working directory",
+                file.display()
+            )));
+        }
+        check_config_file(
+            file,
+            writable,
+            home,
+            0,
+            Keys::Trusted,
+            &mut Settings::default(),
+        )?;
     }
     Ok(())
 }
@@ -263,6 +493,7 @@ fn check_config_file(
     home: Option<&Path>,
     depth: usize,
     keys: Keys,
+    settings: &mut Settings,
 ) -> Result<(), Unsafe> {
     let text = match std::fs::read_to_string(file) {
         Ok(text) => text,
@@ -284,11 +515,43 @@ fn check_config_file(
     let entries = parse_config(&text)
         .map_err(|error| Unsafe(format!("{} cannot be parsed ({error})", file.display())))?;
     for entry in &entries {
+        match (entry.key().as_str(), entry.value.as_deref()) {
+            ("core.worktree", Some(tree)) => {
+                let base = file.parent().unwrap_or_else(|| Path::new("/"));
+                settings.work_trees.push(resolve(&base.join(tree)));
+            }
+            ("extensions.objectformat", Some(format)) => {
+                settings.sha256 = format.eq_ignore_ascii_case("sha256");
+            }
+            _ if entry.section == "remote"
+                && matches!(entry.name.as_str(), "url" | "pushurl")
+                && entry.value.is_some() =>
+            {
+                settings.remote_urls.extend(entry.value.clone());
+            }
+            _ if entry.section == "url"
+                && matches!(entry.name.as_str(), "insteadof" | "pushinsteadof") =>
+            {
+                settings.remote_urls.extend(entry.subsection.clone());
+            }
+            _ => {}
+        }
         if keys == Keys::Checked
             && let Some(why) = runs_program(entry)
         {
             return Err(Unsafe(format!(
                 "{}:{} sets `{}` ({why})",
+                file.display(),
+                entry.line,
+                entry.key()
+            )));
+        }
+        if keys == Keys::Trusted
+            && (runs_program(entry).is_some() || entry.key() == "init.templatedir")
+            && let Some(why) = trusted_program_location(entry, writable, home)
+        {
+            return Err(Unsafe(format!(
+                "{}:{} sets `{}` to {why}",
                 file.display(),
                 entry.line,
                 entry.key()
@@ -314,10 +577,48 @@ fn check_config_file(
                 }
                 (None, _) => file.parent().unwrap_or_else(|| Path::new("/")).join(target),
             };
-            check_config_file(&normalize(&target), writable, home, depth + 1, keys)?;
+            check_config_file(&resolve(&target), writable, home, depth + 1, keys, settings)?;
         }
     }
     Ok(())
+}
+
+/// The user's own configuration may name programs, but not ones the sandbox can plant:
+/// a program or hook directory given as a relative path (git resolves it in the working
+/// tree: `core.hooksPath = .githooks`) or inside a writable root. The reason, if so.
+fn trusted_program_location(
+    entry: &ConfigEntry,
+    writable: &dyn Fn(&Path) -> bool,
+    home: Option<&Path>,
+) -> Option<String> {
+    let value = entry.value.as_deref()?.trim();
+    let whole_value_is_a_path =
+        matches!(entry.key().as_str(), "core.hookspath" | "init.templatedir");
+    let program = if whole_value_is_a_path {
+        value
+    } else {
+        value
+            .trim_start_matches('!')
+            .split_whitespace()
+            .next()
+            .unwrap_or("")
+            .trim_matches(['"', '\''])
+    };
+    if !whole_value_is_a_path && !program.contains('/') {
+        // A bare name is found through PATH, which is checked on its own.
+        return None;
+    }
+    let path = match (program.strip_prefix("~/"), home) {
+        (Some(rest), Some(home)) => home.join(rest),
+        _ => PathBuf::from(program),
+    };
+    if !path.is_absolute() {
+        return Some(format!(
+            "the relative path {program:?}, which git resolves in the working tree the sandbox can write"
+        ));
+    }
+    (writable(&path) || writable(&resolve(&path)))
+        .then(|| format!("{}, which is writable inside the sandbox", path.display()))
 }
 
 /// Whether `entry` makes git run a program (git-config(1)); the reason, if so.
@@ -353,7 +654,9 @@ fn runs_program(entry: &ConfigEntry) -> Option<&'static str> {
         ("mergetool" | "difftool", true, "cmd" | "path") => Some("a tool program"),
         ("credential", _, "helper") => Some("a credential helper program"),
         ("gpg", _, "program") | ("gpg", true, "defaultkeycommand") => Some("a signing program"),
-        ("alias", false, _) if value.trim_start().starts_with('!') => Some("a shell alias"),
+        ("alias", _, _) if value.trim_start().starts_with('!') => Some("a shell alias"),
+        // Config-based hooks (newer git): `hook.<name>.command`.
+        ("hook", true, "command") => Some("a hook program"),
         ("uploadpack", false, "packobjectshook") => Some("a pack hook program"),
         ("remote", true, "uploadpack" | "receivepack" | "proxy") => Some("a remote program"),
         ("sequence", false, "editor") => Some("an editor program"),
@@ -369,8 +672,13 @@ fn runs_program(entry: &ConfigEntry) -> Option<&'static str> {
         ("browser" | "man", true, "cmd" | "path") | ("web", false, "browser") => {
             Some("a browser program")
         }
-        ("protocol", _, "allow") if value.eq_ignore_ascii_case("always") => {
-            Some("it enables transports that run commands")
+        // `user` enables `ext::` too (for every command a person types, as
+        // GIT_PROTOCOL_FROM_USER is unset), and `ext::` URLs are commands.
+        ("protocol", _, "allow")
+            if entry.subsection.as_deref().is_none_or(|sub| sub == "ext")
+                && !value.eq_ignore_ascii_case("never") =>
+        {
+            Some("it enables the `ext::` transport, whose URLs are commands")
         }
         _ => None,
     }
@@ -422,18 +730,21 @@ mod tests {
 
     fn init(dir: &Path) -> Repository {
         std::fs::create_dir_all(dir.join(".git/hooks")).unwrap();
+        std::fs::create_dir_all(dir.join(".git/objects")).unwrap();
+        std::fs::create_dir_all(dir.join(".git/refs")).unwrap();
         std::fs::write(dir.join(".git/HEAD"), "ref: refs/heads/main\n").unwrap();
         std::fs::write(dir.join(".git/hooks/pre-commit.sample"), "#!/bin/sh\n").unwrap();
         Repository {
             git_dir: dir.join(".git"),
             common_dir: dir.join(".git"),
+            work_trees: vec![dir.to_path_buf()],
         }
     }
 
     #[test]
     fn locate_honours_dash_c_git_dir_and_the_environment() {
         let cwd = Path::new("/w");
-        let at = |words: &[&str], env| locate(&argv(words), cwd, env);
+        let at = |words: &[&str], env| locate(&argv(words), cwd, env, None);
         assert_eq!(
             at(&["git", "-C", "sub", "status"], None).cwd,
             Path::new("/w/sub")
@@ -467,10 +778,13 @@ mod tests {
         init(&top);
         std::fs::create_dir_all(top.join("a/b")).unwrap();
         let found = |cwd: &Path| {
-            discover(&GitLocation {
-                cwd: cwd.to_path_buf(),
-                git_dir: None,
-            })
+            discover(
+                &GitLocation {
+                    cwd: cwd.to_path_buf(),
+                    ..GitLocation::default()
+                },
+                &never,
+            )
             .unwrap()
             .unwrap()
         };
@@ -489,10 +803,13 @@ mod tests {
         assert_eq!(found(&wt).git_dir, top.join(".git"));
         std::fs::write(wt.join(".git"), "nonsense\n").unwrap();
         assert!(
-            discover(&GitLocation {
-                cwd: wt,
-                git_dir: None
-            })
+            discover(
+                &GitLocation {
+                    cwd: wt,
+                    ..GitLocation::default()
+                },
+                &never
+            )
             .is_err()
         );
     }
@@ -513,6 +830,9 @@ mod tests {
             "[gpg \"ssh\"]\nprogram = x\n",
             "[remote \"o\"]\nuploadpack = x\n",
             "[pager]\nlog = x\n",
+            "[protocol \"ext\"]\nallow = user\n",
+            "[protocol]\nallow = user\n",
+            "[hook \"fmt\"]\ncommand = x\n",
             "[core]\nfsmonitor = \"unterminated\n",
         ] {
             std::fs::write(repo.git_dir.join("config"), config).unwrap();
@@ -557,6 +877,22 @@ mod tests {
             error.0.contains(".gitconfig") && error.0.contains("writable"),
             "{error:?}"
         );
+        std::fs::write(home.join(".gitconfig"), "[core]\nhooksPath = .githooks\n").unwrap();
+        assert!(
+            check_user_config(&no_env, &never, Some(home))
+                .unwrap_err()
+                .0
+                .contains("relative path")
+        );
+        std::fs::write(
+            home.join(".gitconfig"),
+            "[core]\npager = /ws/bin/pager -R\n",
+        )
+        .unwrap();
+        let ws_writable = |p: &Path| p.starts_with("/ws");
+        assert!(check_user_config(&no_env, &ws_writable, Some(home)).is_err());
+        std::fs::write(home.join(".gitconfig"), "[core]\npager = less -R\n").unwrap();
+        assert_eq!(check_user_config(&no_env, &ws_writable, Some(home)), Ok(()));
         let elsewhere = home.join("elsewhere.cfg");
         std::fs::write(&elsewhere, "[core]\npager = less\n").unwrap();
         let global = elsewhere.display().to_string();

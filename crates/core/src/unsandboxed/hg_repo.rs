@@ -15,12 +15,23 @@ pub(super) fn hg_refusal(
     let Some(dir) = dir else {
         return refuse("may run in a directory Airlock cannot determine".into());
     };
+    // hg takes its global options anywhere on the line (`hg status --config
+    // hooks.pre-status=…` matches a rule for `hg status`).
     if argv
         .iter()
-        .any(|arg| arg == "-R" || arg.starts_with("--repository") || arg == "--cwd")
+        .any(|arg| arg.starts_with("-R") || arg.starts_with("--repo") || arg.starts_with("--cwd"))
     {
         return refuse(
             "names its repository itself (-R/--repository/--cwd), which is not checked".into(),
+        );
+    }
+    if argv
+        .iter()
+        .any(|arg| arg.starts_with("--config") || arg == "--debugger")
+    {
+        return refuse(
+            "sets configuration on its command line (--config can name hooks and extensions)"
+                .into(),
         );
     }
     let dot_hg = dir

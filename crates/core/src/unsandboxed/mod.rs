@@ -12,9 +12,12 @@
 //!   nothing can make them safe, so the review only says so ([`UnsandboxedReview::notes`]),
 //!   for `explain`, `-v` and the audit record.
 
+mod git_argv;
 pub mod git_config;
+mod git_index;
 pub mod git_repo;
 mod hg_repo;
+mod search_path;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -109,6 +112,12 @@ const BUILD_TOOLS: &[&str] = &[
     "lefthook",
 ];
 
+/// Programs that run `git` in the repository of their working directory.
+const GIT_CLIENTS: &[&str] = &[
+    "gh", "glab", "hub", "tig", "lazygit", "gitui", "git-lfs", "scalar", "repo", "git-cola",
+    "gitk", "git-gui",
+];
+
 /// Reviews every command the shell could run (the deny view), tracking `cd`.
 #[must_use]
 pub fn review_command(parsed: &ParsedCommand, ctx: &ReviewContext<'_>) -> UnsandboxedReview {
@@ -145,6 +154,11 @@ pub fn review_command(parsed: &ParsedCommand, ctx: &ReviewContext<'_>) -> Unsand
         .iter()
         .find(|assignment| assignment.name.starts_with("GIT_"))
         .map(|assignment| assignment.name.clone());
+    // Every program run outside the sandbox finds the programs *it* runs (git's `ssh`,
+    // pager, hooks' tools) through PATH, and its libraries through the loader's paths:
+    // an entry the sandbox can write lets a confined run plant them.
+    review.refused =
+        search_path::writable_entry(&|name: &str| ctx.env.get(name).cloned(), &writable);
     // Every directory the commands may run in so far (`None`: one we cannot tell).
     let mut dirs: Vec<Option<PathBuf>> = vec![Some(ctx.cwd.to_path_buf())];
     for argv in parsed.inner_argvs() {
@@ -164,6 +178,15 @@ pub fn review_command(parsed: &ParsedCommand, ctx: &ReviewContext<'_>) -> Unsand
             }
             // Exec wrappers that change directory before running the wrapped command.
             "env" | "sudo" | "doas" if changes_directory(argv) => dirs.push(None),
+            // `find -execdir CMD`, or `{}` in CMD: the command runs in, or names, the
+            // directories find reaches.
+            "find"
+                if argv
+                    .iter()
+                    .any(|arg| arg == "-execdir" || arg == "-okdir" || arg.contains("{}")) =>
+            {
+                dirs.push(None);
+            }
             "git" if review.refused.is_none() => {
                 review.refused = match &git_assignment {
                     Some(name) => Some(format!(
@@ -171,9 +194,31 @@ pub fn review_command(parsed: &ParsedCommand, ctx: &ReviewContext<'_>) -> Unsand
                         argv.join(" ")
                     )),
                     None => dirs.iter().find_map(|dir| {
-                        git_refusal(argv, dir.as_deref(), ctx, &writable, home.as_deref())
+                        git_refusal(
+                            argv,
+                            &argv.join(" "),
+                            dir.as_deref(),
+                            ctx,
+                            &writable,
+                            home.as_deref(),
+                        )
                     }),
                 };
+            }
+            // Programs that run git in their working directory's repository (`gh pr
+            // status` runs `git` there): that repository is checked as for `git` itself.
+            other if GIT_CLIENTS.contains(&other) && review.refused.is_none() => {
+                let plain_git = vec!["git".to_owned()];
+                review.refused = dirs.iter().find_map(|dir| {
+                    git_refusal(
+                        &plain_git,
+                        &format!("{} (which runs git)", argv.join(" ")),
+                        dir.as_deref(),
+                        ctx,
+                        &writable,
+                        home.as_deref(),
+                    )
+                });
             }
             "hg" if review.refused.is_none() => {
                 review.refused = dirs
@@ -216,12 +261,17 @@ fn cd_target(argv: &[String], current: Option<PathBuf>, home: Option<&Path>) -> 
     match target.map(String::as_str) {
         None => home.map(Path::to_path_buf),
         Some(t) if t == "-" || t.contains('$') || t.contains('`') || t.starts_with('~') => None,
-        Some(t) => current.map(|dir| dir.join(t)),
+        // `cd -P` works physically: resolved by git_repo::locate like any start.
+        Some(t) if argv.iter().skip(1).any(|arg| arg == "-P") => current.map(|dir| dir.join(t)),
+        // The shell's logical `cd`: `..` removes the previous component as written, so
+        // `cd planted/link/..` is `planted`, whatever `link` points to.
+        Some(t) => current.map(|dir| git_repo::normalize(&dir.join(t))),
     }
 }
 
 fn git_refusal(
     argv: &[String],
+    shown: &str,
     dir: Option<&Path>,
     ctx: &ReviewContext<'_>,
     writable: &dyn Fn(&Path) -> bool,
@@ -230,23 +280,63 @@ fn git_refusal(
     let Some(dir) = dir else {
         return Some(format!(
             "`{}` may run in a directory Airlock cannot determine, so its repository cannot be checked for planted configuration",
-            argv.join(" ")
+            shown
         ));
     };
-    let location = git_repo::locate(argv, dir, ctx.env.get("GIT_DIR").map(String::as_str));
+    if let Some(why) = git_argv::runs_program(argv) {
+        return Some(format!(
+            "`{}` {why}: outside the sandbox that is not checked, so it stays inside",
+            shown
+        ));
+    }
+    let location = git_repo::locate(
+        argv,
+        dir,
+        ctx.env.get("GIT_DIR").map(String::as_str),
+        ctx.env.get("GIT_WORK_TREE").map(String::as_str),
+    );
     let env = |name: &str| ctx.env.get(name).cloned();
     let found = git_repo::check_user_config(&env, writable, home).and_then(|()| {
-        git_repo::discover(&location).and_then(|repo| match repo {
-            Some(repo) => git_repo::check_repository(&repo, writable, home),
-            None => Ok(()),
-        })
+        let remotes = match git_repo::discover(&location, writable)? {
+            Some(repo) => git_repo::check_repository_and_remotes(&repo, writable, home)?,
+            None => Vec::new(),
+        };
+        check_transport(argv, &location.cwd, remotes, writable, home)
     });
     found.err().map(|git_repo::Unsafe(why)| {
         format!(
             "`{}` would read configuration a sandboxed command could have planted code in: {why}",
-            argv.join(" ")
+            shown
         )
     })
+}
+
+/// A git command that talks to another repository runs a server program in a local one
+/// (`git push ../other` runs its `pre-receive` hook): every local repository named on
+/// the command line or as a remote URL of the repository is checked too.
+fn check_transport(
+    argv: &[String],
+    cwd: &Path,
+    remotes: Vec<String>,
+    writable: &dyn Fn(&Path) -> bool,
+    home: Option<&Path>,
+) -> Result<(), git_repo::Unsafe> {
+    let Some((subcommand, rest)) = git_argv::split_subcommand(argv) else {
+        return Ok(());
+    };
+    if !git_argv::TRANSPORT_SUBCOMMANDS.contains(&subcommand) {
+        return Ok(());
+    }
+    // Operands, and the values of `--opt=value` options (`git push --repo=../other`);
+    // one that is no existing path (a refspec, a branch) passes.
+    let named = rest.iter().filter_map(|arg| match arg.strip_prefix("--") {
+        Some(option) => option.split_once('=').map(|(_, value)| value),
+        None => (!arg.starts_with('-')).then_some(arg.as_str()),
+    });
+    for url in named.chain(remotes.iter().map(String::as_str)) {
+        git_repo::check_local_remote(url, cwd, writable, home)?;
+    }
+    Ok(())
 }
 
 /// `[exec_policy] allow_rules_bypass_sandbox` (default `true`): `false` makes allow rules
@@ -358,14 +448,23 @@ mod tests {
         let ws = std::fs::canonicalize(ws.path()).unwrap();
         git_init(&ws);
         git_init(&ws.join("sub"));
+        // `cd sub/link/..` is `sub` for the shell, `/` for the kernel.
+        std::os::unix::fs::symlink("/usr", ws.join("sub/link")).unwrap();
         let policy = writing(&ws);
         assert_eq!(review(&["git", "status"], &ws, &policy).refused, None);
         for command in [
             &["git", "-C", "sub", "status"][..],
             &["bash", "-lc", "cd sub && git status"],
             &["bash", "-lc", "cd \"$X\" && git status"],
+            &["bash", "-lc", "cd sub/link/.. && git status"],
             &["env", "-C", "sub", "git", "status"],
             &["env", "GIT_DIR=sub/.git", "git", "status"],
+            &[
+                "find", ".", "-name", "sub", "-execdir", "git", "status", ";",
+            ],
+            &[
+                "find", ".", "-name", "sub", "-exec", "git", "-C", "{}", "status", ";",
+            ],
         ] {
             let found = review(command, &ws, &policy);
             assert!(found.refused.is_some(), "{command:?}");
@@ -396,6 +495,16 @@ mod tests {
             review(&["hg", "status"], &ws.join("sub"), &outside).refused,
             None
         );
+        for command in [
+            &["hg", "status", "--config", "hooks.pre-status=x"][..],
+            &["hg", "status", "--config=extensions.x=/tmp/x.py"],
+            &["hg", "log", "-Rother"],
+        ] {
+            assert!(
+                review(command, &ws.join("sub"), &outside).refused.is_some(),
+                "{command:?}"
+            );
+        }
         std::fs::write(
             ws.join("sub/.hg/hgrc"),
             "[hooks]

@@ -1,0 +1,522 @@
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is the failure report
+//! Red-team review of issue 11 item 4: ways an allow rule's bypass of the sandbox could
+//! still run something a confined command planted. Each test plants from inside the real
+//! sandbox (`airlock exec -a never`, `:workspace`), then runs an allow-listed git command
+//! through `airlock exec -r RULES`, asserts the planted command never ran on the host and
+//! the run stayed sandboxed, and ends with the control: the same git command run directly
+//! on the host does run the planted command, so the attack is real.
+
+mod exec_support;
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use exec_support::{Dirs, airlock_bin, exists, stderr};
+
+/// Rules allowing the git commands the attacks use, plus `cd`.
+const RULES: &str = "prefix_rule(pattern=[\"git\", \"status\"], decision=\"allow\")\n\
+prefix_rule(pattern=[\"git\", \"-C\", \"sub\", \"status\"], decision=\"allow\")\n\
+prefix_rule(pattern=[\"git\", \"fetch\"], decision=\"allow\")\n\
+prefix_rule(pattern=[\"git\", \"clone\"], decision=\"allow\")\n\
+prefix_rule(pattern=[\"git\", \"log\"], decision=\"allow\")\n\
+prefix_rule(pattern=[\"git\", \"push\"], decision=\"allow\")\n\
+prefix_rule(pattern=[\"git\", \"commit\"], decision=\"allow\")\n\
+prefix_rule(pattern=[\"cd\"], decision=\"allow\")\n";
+
+/// Host git in `dir` with no global or system config.
+fn host_git(dir: &Path, args: &[&str]) -> Output {
+    Command::new("git")
+        .args([
+            "-c",
+            "user.email=t@example.com",
+            "-c",
+            "user.name=t",
+            "-c",
+            "protocol.file.allow=always",
+        ])
+        .args(args)
+        .current_dir(dir)
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .output()
+        .unwrap()
+}
+
+fn host_git_ok(dir: &Path, args: &[&str]) {
+    let out = host_git(dir, args);
+    assert!(out.status.success(), "git {args:?}: {}", stderr(&out));
+}
+
+/// A workspace that is a git repository with one commit, and the rules file.
+fn workspace() -> (Dirs, String) {
+    let dirs = Dirs::new();
+    dirs.config("");
+    host_git_ok(&dirs.ws, &["init", "-q"]);
+    host_git_ok(&dirs.ws, &["commit", "-q", "--allow-empty", "-m", "init"]);
+    let rules = dirs.rules("git.rules", RULES).display().to_string();
+    (dirs, rules)
+}
+
+/// Runs `script` inside the sandbox (it must succeed).
+fn plant(dirs: &Dirs, script: &str) {
+    let out = dirs.exec(&["-a", "never", "--", "sh", "-c", script]);
+    assert_eq!(out.status.code(), Some(0), "plant: {}", stderr(&out));
+}
+
+/// The allow-listed `command` through `airlock exec -v -r RULES` with `env` added; asserts
+/// it stayed in the sandbox, that `-v` says why (`why` in the reason) and that `marker`
+/// does not exist.
+fn assert_kept_in_sandbox(
+    dirs: &Dirs,
+    rules: &str,
+    command: &[&str],
+    env: &[(&str, &str)],
+    marker: &str,
+    why: &str,
+) {
+    let mut run = Command::new(airlock_bin());
+    run.args(["exec", "-v", "-r", rules, "-a", "never", "--"])
+        .args(command)
+        .current_dir(&dirs.ws)
+        .env("AIRLOCK_HOME", &dirs.home)
+        .stdin(std::process::Stdio::null());
+    for (key, value) in env {
+        run.env(key, value);
+    }
+    let out = run.output().unwrap();
+    assert!(
+        !exists(marker),
+        "{command:?}: the planted command ran on the host"
+    );
+    let text = stderr(&out);
+    assert!(
+        text.contains("kept in the sandbox: ") && text.contains(why),
+        "{command:?}: -v says why ({why}): {text}"
+    );
+    let last = dirs.audit().last().unwrap().clone();
+    assert_eq!(last["attempts"][0]["sandbox"], "linuxSeccomp", "{last}");
+}
+
+/// A `.git` pointer file names `../.git ` (trailing blank): git reads the path up to the
+/// newline and uses the sibling directory `.git ` the sandbox made, while a lenient reader
+/// would check the protected `.git`. Same with an embedded newline (`../.git\n/../evil`).
+#[test]
+fn pointer_files_are_read_as_git_reads_them() {
+    let (dirs, rules) = workspace();
+    let marker = dirs.outside_path_str("pointer-ran");
+    for (sub, planted_dir, pointer) in [
+        ("sub", ".git ", "../.git "),
+        ("sub2", "evil", "../.git\\n/../evil"),
+    ] {
+        let script = format!(
+            "mkdir -p {sub} '.git\n' && git init -q --bare '{planted_dir}' && \
+             git --git-dir='{planted_dir}' config core.bare false && \
+             git --git-dir='{planted_dir}' config core.worktree \"$PWD/{sub}\" && \
+             git --git-dir='{planted_dir}' config core.fsmonitor 'touch {marker}' && \
+             printf 'gitdir: {pointer}\\n' > {sub}/.git"
+        );
+        plant(&dirs, &script);
+        assert_kept_in_sandbox(
+            &dirs,
+            &rules,
+            &["bash", "-c", &format!("cd {sub} && git status")],
+            &[],
+            &marker,
+            &format!("{sub}/.git points to"),
+        );
+        let _ = host_git(&dirs.ws.join(sub), &["status"]);
+        assert!(
+            exists(&marker),
+            "control: {pointer:?} did not work on the host"
+        );
+        std::fs::remove_file(&marker).unwrap();
+    }
+}
+
+/// The sandbox turns `sub` into a git directory git accepts but a strict check would not
+/// (`HEAD` a dangling symlink to a ref), with `core.worktree` and `core.fsmonitor`.
+#[test]
+fn a_half_made_git_directory_the_sandbox_wrote_counts() {
+    let (dirs, rules) = workspace();
+    let marker = dirs.outside_path_str("bare-ran");
+    plant(
+        &dirs,
+        &format!(
+            "git init -q --bare sub && cd sub && rm HEAD && ln -s refs/heads/none HEAD && \
+             git --git-dir=. config core.bare false && git --git-dir=. config core.worktree \"$PWD\" && \
+             git --git-dir=. config core.fsmonitor 'touch {marker}'"
+        ),
+    );
+    assert_kept_in_sandbox(
+        &dirs,
+        &rules,
+        &["git", "-C", "sub", "status"],
+        &[],
+        &marker,
+        "sub is writable inside the sandbox",
+    );
+    let _ = host_git(&dirs.ws.join("sub"), &["status"]);
+    assert!(
+        exists(&marker),
+        "control: the half-made repository did not work"
+    );
+}
+
+/// `sub` is a symlink to `real/d`; `sub/.git` says `gitdir: ../.git`. git works in the
+/// physical directory, so it uses `real/.git` (planted), not the workspace's `.git`.
+#[test]
+fn a_symlinked_working_directory_is_resolved_as_git_resolves_it() {
+    let (dirs, rules) = workspace();
+    let marker = dirs.outside_path_str("symlink-ran");
+    plant(
+        &dirs,
+        &format!(
+            "mkdir -p real/d && ln -s real/d sub && git init -q real/evil && \
+             git -C real/evil config core.worktree \"$PWD/real/d\" && \
+             git -C real/evil config core.fsmonitor 'touch {marker}' && \
+             mv real/evil/.git real/.git && printf 'gitdir: ../.git\\n' > sub/.git"
+        ),
+    );
+    assert_kept_in_sandbox(
+        &dirs,
+        &rules,
+        &["git", "-C", "sub", "status"],
+        &[],
+        &marker,
+        "real/.git is writable",
+    );
+    assert_kept_in_sandbox(
+        &dirs,
+        &rules,
+        &["bash", "-c", "cd sub && git status"],
+        &[],
+        &marker,
+        "real/.git is writable",
+    );
+    let _ = host_git(&dirs.ws.join("sub"), &["status"]);
+    assert!(
+        exists(&marker),
+        "control: the symlinked pointer did not work"
+    );
+}
+
+/// The workspace has an uninitialised submodule `lib` (a gitlink in the index, an empty
+/// directory). The sandbox creates `lib/.git` with a `core.fsmonitor`; the superproject's
+/// `git status` recurses into it.
+#[test]
+fn a_repository_planted_at_an_uninitialised_submodule_is_checked() {
+    let (dirs, rules) = workspace();
+    let upstream = dirs.outside_path().join("upstream");
+    host_git_ok(dirs.outside_path(), &["init", "-q", "upstream"]);
+    host_git_ok(&upstream, &["commit", "-q", "--allow-empty", "-m", "u"]);
+    host_git_ok(
+        &dirs.ws,
+        &["submodule", "-q", "add", upstream.to_str().unwrap(), "lib"],
+    );
+    host_git_ok(&dirs.ws, &["commit", "-qm", "submodule"]);
+    host_git_ok(&dirs.ws, &["submodule", "-q", "deinit", "-f", "lib"]);
+    let marker = dirs.outside_path_str("submodule-ran");
+    plant(
+        &dirs,
+        &format!("git init -q lib && git -C lib config core.fsmonitor 'touch {marker}'"),
+    );
+    assert_kept_in_sandbox(
+        &dirs,
+        &rules,
+        &["git", "status"],
+        &[],
+        &marker,
+        "its submodule",
+    );
+    let _ = host_git(&dirs.ws, &["status"]);
+    assert!(exists(&marker), "control: the submodule plant did not work");
+}
+
+/// `PATH` lists a directory under `/tmp` (writable in `:workspace`) before `/usr/bin`. The
+/// sandbox plants `ssh` there; `git` itself is the real one, but the allow-listed
+/// `git fetch ssh://…` would run the planted `ssh` unconfined.
+#[test]
+fn a_writable_path_entry_keeps_every_command_in_the_sandbox() {
+    let (dirs, rules) = workspace();
+    let bin = tempfile::Builder::new()
+        .prefix("airlock-redteam-bin-")
+        .tempdir_in("/tmp")
+        .unwrap();
+    let bin = bin.path().display().to_string();
+    let marker = dirs.outside_path_str("ssh-ran");
+    plant(
+        &dirs,
+        &format!("printf '#!/bin/sh\\ntouch {marker}\\n' > {bin}/ssh && chmod +x {bin}/ssh"),
+    );
+    let path = format!("{bin}:{}", std::env::var("PATH").unwrap());
+    assert_kept_in_sandbox(
+        &dirs,
+        &rules,
+        &["git", "fetch", "ssh://example.invalid/repo"],
+        &[("PATH", &path)],
+        &marker,
+        &format!("PATH lists {bin}, which is writable"),
+    );
+    let control = Command::new("git")
+        .args(["fetch", "ssh://example.invalid/repo"])
+        .current_dir(&dirs.ws)
+        .env("PATH", &path)
+        .output()
+        .unwrap();
+    assert!(exists(&marker), "control: {}", stderr(&control));
+}
+
+/// Allow rules for `git fetch` and `git clone` do not carry the options that name a
+/// program (`--upload-pack`) or a directory of hooks the sandbox wrote (`--template`).
+#[test]
+fn git_options_that_name_programs_keep_git_in_the_sandbox() {
+    let (dirs, rules) = workspace();
+    let marker = dirs.outside_path_str("option-ran");
+    plant(
+        &dirs,
+        &format!(
+            "mkdir -p tpl/hooks && printf '#!/bin/sh\\ntouch {marker}\\n' > tpl/hooks/post-checkout && \
+             chmod +x tpl/hooks/post-checkout"
+        ),
+    );
+    let upload = format!("--upload-pack=touch {marker}; git-upload-pack");
+    for command in [
+        vec!["git", "fetch", upload.as_str(), "."],
+        vec!["git", "clone", "--template=tpl", ".", "copy"],
+    ] {
+        assert_kept_in_sandbox(
+            &dirs,
+            &rules,
+            &command,
+            &[],
+            &marker,
+            "which names a program or hook directory",
+        );
+    }
+    let _ = host_git(&dirs.ws, &["clone", "-q", "--template=tpl", ".", "copy2"]);
+    assert!(exists(&marker), "control: the template's hook did not run");
+}
+
+/// An allow rule for `git log` (read-only, one would think) does not carry `--output`,
+/// which writes any file the host user can (here one outside every writable root; it
+/// could be `~/.bashrc`, with `--format` choosing the text).
+#[test]
+fn git_options_that_write_files_keep_git_in_the_sandbox() {
+    let (dirs, rules) = workspace();
+    let target = dirs.outside_path_str("written-by-git-log");
+    let output = format!("--output={target}");
+    assert_kept_in_sandbox(
+        &dirs,
+        &rules,
+        &["git", "log", "-1", "--format=format:echo planted", &output],
+        &[],
+        &target,
+        "which names a file git writes",
+    );
+    host_git_ok(
+        &dirs.ws,
+        &["log", "-1", "--format=format:echo planted", &output],
+    );
+    assert_eq!(std::fs::read_to_string(&target).unwrap(), "echo planted");
+}
+
+/// The sandbox creates a bare repository `backup.git` with a `pre-receive` hook; an
+/// allow-listed `git push` into it (named as a path, or as a remote of the workspace's
+/// own, safe, repository) runs `git-receive-pack` *in* it, hooks included.
+#[test]
+fn a_push_into_a_local_repository_the_sandbox_wrote_stays_in_the_sandbox() {
+    let (dirs, rules) = workspace();
+    let marker = dirs.outside_path_str("receive-hook-ran");
+    plant(
+        &dirs,
+        &format!(
+            "git init -q --bare backup.git && printf '#!/bin/sh\\ntouch {marker}\\n' > backup.git/hooks/pre-receive && \
+             chmod +x backup.git/hooks/pre-receive"
+        ),
+    );
+    host_git_ok(&dirs.ws, &["remote", "add", "backup", "./backup.git"]);
+    for command in [
+        &["git", "push", "./backup.git", "HEAD:refs/heads/a"][..],
+        &["git", "push", "backup", "HEAD:refs/heads/b"],
+        &["git", "push", "--repo=backup.git"],
+    ] {
+        assert_kept_in_sandbox(
+            &dirs,
+            &rules,
+            command,
+            &[],
+            &marker,
+            "it would run git-receive-pack or git-upload-pack in",
+        );
+    }
+    let _ = host_git(&dirs.ws, &["push", "backup", "HEAD:refs/heads/c"]);
+    assert!(exists(&marker), "control: the receive hook did not run");
+}
+
+/// A `forbidden` rule holds through `find -exec`: with `find` allowed (outside the
+/// sandbox), `find . -exec touch …` would otherwise run the forbidden `touch` unconfined.
+#[test]
+fn a_forbidden_command_under_find_exec_is_still_forbidden() {
+    let dirs = Dirs::new();
+    dirs.config("");
+    let rules = dirs.rules(
+        "find.rules",
+        "prefix_rule(pattern=[\"find\"], decision=\"allow\")\nprefix_rule(pattern=[\"touch\"], decision=\"forbidden\")\n",
+    );
+    let marker = dirs.outside_path_str("forbidden-ran");
+    for action in ["-exec", "-execdir", "-ok"] {
+        let out = dirs.exec(&[
+            "-r",
+            rules.to_str().unwrap(),
+            "-a",
+            "never",
+            "--",
+            "find",
+            ".",
+            "-maxdepth",
+            "0",
+            action,
+            "touch",
+            &marker,
+            ";",
+        ]);
+        assert!(!exists(&marker), "{action}: the forbidden touch ran");
+        assert!(
+            stderr(&out).contains("policy forbids commands starting with `touch`"),
+            "{action}: {}",
+            stderr(&out)
+        );
+    }
+    let control = Command::new("find")
+        .args([".", "-maxdepth", "0", "-exec", "touch", &marker, ";"])
+        .current_dir(&dirs.ws)
+        .output()
+        .unwrap();
+    assert!(exists(&marker), "control: {}", stderr(&control));
+}
+
+/// The user's global config sets `core.hooksPath = .githooks` (relative: git resolves it
+/// in each working tree, a common team setup). The sandbox plants `.githooks/pre-commit`;
+/// an allow-listed `git commit` would run it unconfined.
+#[test]
+fn a_relative_hooks_path_in_the_user_config_keeps_git_in_the_sandbox() {
+    let (dirs, rules) = workspace();
+    let global = dirs.outside_path().join("gitconfig");
+    std::fs::write(
+        &global,
+        "[core]\n\thooksPath = .githooks\n[user]\n\tname = t\n\temail = t@example.com\n",
+    )
+    .unwrap();
+    let global = global.display().to_string();
+    let marker = dirs.outside_path_str("global-hook-ran");
+    plant(
+        &dirs,
+        &format!(
+            "mkdir .githooks && printf '#!/bin/sh\\ntouch {marker}\\n' > .githooks/pre-commit && \
+             chmod +x .githooks/pre-commit"
+        ),
+    );
+    assert_kept_in_sandbox(
+        &dirs,
+        &rules,
+        &["git", "commit", "--allow-empty", "-qm", "x"],
+        &[("GIT_CONFIG_GLOBAL", &global)],
+        &marker,
+        "the relative path \".githooks\"",
+    );
+    let control = Command::new("git")
+        .args(["commit", "--allow-empty", "-qm", "control"])
+        .current_dir(&dirs.ws)
+        .env("GIT_CONFIG_GLOBAL", &global)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .output()
+        .unwrap();
+    assert!(exists(&marker), "control: {}", stderr(&control));
+}
+
+/// Known gap (not fixed): the review reads the repository *before* the unsandboxed git
+/// starts, and a sandboxed command running at the same time (another tool call of the
+/// same agent) can put a planted `sub/.git` in place between the two. Here a confined
+/// loop moves a planted git directory in and out of `sub/.git` while the allow-listed
+/// `git -C sub status` runs repeatedly; sooner or later the review sees no `sub/.git` (the
+/// workspace's safe `.git` is used) and git sees the planted one. Closing it needs the
+/// unsandboxed run pinned to the reviewed repository (e.g. an explicit `GIT_DIR` /
+/// `GIT_WORK_TREE` of the reviewed git directory, whose contents the sandbox cannot
+/// change) or the review repeated by a wrapper inside the same process that execs git.
+#[test]
+#[ignore = "TOCTOU between the unsandboxed review and git's own discovery: see the doc comment"]
+fn a_repository_swapped_in_after_the_review_is_not_used() {
+    let (dirs, rules) = workspace();
+    let marker = dirs.outside_path_str("race-ran");
+    plant(
+        &dirs,
+        &format!(
+            "mkdir sub && git init -q --bare planted && git --git-dir=planted config core.bare false && \
+             git --git-dir=planted config core.worktree \"$PWD/sub\" && \
+             git --git-dir=planted config core.fsmonitor 'touch {marker}'"
+        ),
+    );
+    let flipper = Command::new(airlock_bin())
+        .args(["sandbox", "-P", ":workspace", "--", "sh", "-c"])
+        .arg("i=0; while [ $i -lt 20000 ]; do mv planted sub/.git; mv sub/.git planted; i=$((i+1)); done")
+        .current_dir(&dirs.ws)
+        .env("AIRLOCK_HOME", &dirs.home)
+        .spawn()
+        .unwrap();
+    let mut flipper = flipper;
+    for _ in 0..300 {
+        let _ = Command::new(airlock_bin())
+            .args([
+                "exec", "-r", &rules, "-a", "never", "--", "git", "-C", "sub", "status",
+            ])
+            .current_dir(&dirs.ws)
+            .env("AIRLOCK_HOME", &dirs.home)
+            .stdin(std::process::Stdio::null())
+            .output()
+            .unwrap();
+        if exists(&marker) {
+            break;
+        }
+    }
+    let _ = flipper.kill();
+    let _ = flipper.wait();
+    assert!(
+        !exists(&marker),
+        "the planted fsmonitor ran on the host after a swap"
+    );
+}
+
+/// Known gap (not fixed): when `$HOME` lies inside a writable root (the agent started in
+/// `~`, so the workspace *is* `$HOME`; or `HOME` under `/tmp` as in many containers),
+/// `:workspace` lets a confined command rewrite the user's shell startup files,
+/// `~/.ssh/config` (`ProxyCommand`), `~/.config/…` and `~/.local/bin`, all of which run
+/// on the host later. The fix belongs to the mount plan (protected paths of a writable
+/// root, next to `.git`): the startup and configuration entries of `$HOME` (its
+/// top-level dot-entries, perhaps less caches) read-only whenever `$HOME` is inside a
+/// writable root, and `permissions show` saying so.
+#[test]
+#[ignore = "$HOME inside a writable root leaves its startup files writable: see the doc comment"]
+fn startup_files_of_a_home_inside_a_writable_root_stay_read_only() {
+    let dirs = Dirs::new();
+    let home = dirs.ws.join("home");
+    std::fs::create_dir_all(home.join(".ssh")).unwrap();
+    std::fs::write(home.join(".bashrc"), "# user's\n").unwrap();
+    let out = Command::new(airlock_bin())
+        .args(["sandbox", "-P", ":workspace", "--", "sh", "-c"])
+        .arg("echo 'touch /tmp/planted' >> \"$HOME/.bashrc\"; echo 'Host *' > \"$HOME/.ssh/config\"; true")
+        .current_dir(&home)
+        .env("AIRLOCK_HOME", &dirs.home)
+        .env("HOME", &home)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(
+        std::fs::read_to_string(home.join(".bashrc")).unwrap(),
+        "# user's\n",
+        "the sandbox rewrote ~/.bashrc"
+    );
+    assert!(
+        !exists(home.join(".ssh/config")),
+        "the sandbox wrote ~/.ssh/config"
+    );
+}
