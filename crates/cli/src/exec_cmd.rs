@@ -16,7 +16,7 @@
 
 mod front_end;
 mod hints;
-mod prompt;
+pub(crate) mod prompt;
 mod report;
 mod result_json;
 mod warnings;

@@ -1,14 +1,9 @@
 //! One key from the terminal for the patch prompt: `y` approve, `a` approve for the session,
 //! `n` deny, `Esc` / `Ctrl-C` / end of input abort (the keys of `airlock exec`'s prompt).
 
-use std::io::Read as _;
 use std::io::Write as _;
 
 use airlock_protocol::ReviewDecision;
-use rustix::termios::LocalModes;
-use rustix::termios::OptionalActions;
-use rustix::termios::SpecialCodeIndex;
-use rustix::termios::Termios;
 
 const ESC: u8 = 0x1b;
 const CTRL_C: u8 = 0x03;
@@ -17,7 +12,7 @@ const CTRL_D: u8 = 0x04;
 /// Reads keys until one maps to an offered decision (`n` and abort keys always do).
 pub fn ask_key(err: &mut std::io::StderrLock<'_>, offered: &[ReviewDecision]) -> ReviewDecision {
     loop {
-        let key = match read_key() {
+        let key = match crate::exec_cmd::prompt::read_key() {
             Ok(Some(key)) => key,
             Ok(None) | Err(_) => {
                 let _ = writeln!(err, "\nairlock: no answer (end of input): aborted");
@@ -53,23 +48,6 @@ fn describe(decision: &ReviewDecision) -> &'static str {
         ReviewDecision::Abort => "aborted",
         _ => "answered",
     }
-}
-
-/// One byte from stdin in non-canonical mode without echo or signals; `Ok(None)` at end of
-/// input. The previous terminal mode is restored afterwards.
-fn read_key() -> std::io::Result<Option<u8>> {
-    let stdin = std::io::stdin();
-    let saved: Termios = rustix::termios::tcgetattr(&stdin)?;
-    let mut raw = saved.clone();
-    raw.local_modes
-        .remove(LocalModes::ICANON | LocalModes::ECHO | LocalModes::ISIG);
-    raw.special_codes[SpecialCodeIndex::VMIN] = 1;
-    raw.special_codes[SpecialCodeIndex::VTIME] = 0;
-    rustix::termios::tcsetattr(&stdin, OptionalActions::Now, &raw)?;
-    let mut byte = [0_u8; 1];
-    let read = stdin.lock().read(&mut byte);
-    let _ = rustix::termios::tcsetattr(&stdin, OptionalActions::Now, &saved);
-    Ok((read? == 1).then_some(byte[0]))
 }
 
 #[cfg(test)]

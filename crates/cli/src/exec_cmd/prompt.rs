@@ -183,8 +183,8 @@ fn deny_with_reason(err: &mut std::io::StderrLock<'_>) -> ReviewDecision {
 
 /// Reads one byte from stdin with the terminal in non-canonical mode without echo or
 /// signals (so `Ctrl-C` arrives as a byte); the previous mode is restored afterwards.
-/// `Ok(None)` at end of input.
-fn read_key() -> std::io::Result<Option<u8>> {
+/// `Ok(None)` at end of input. Shared by every terminal prompt (`exec`, `apply-patch`).
+pub(crate) fn read_key() -> std::io::Result<Option<u8>> {
     let stdin = std::io::stdin();
     let _raw = RawMode::enter(&stdin)?;
     let mut byte = [0_u8; 1];
