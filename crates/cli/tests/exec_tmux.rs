@@ -168,9 +168,9 @@ fn approve_with_y_shows_the_facts_and_runs_in_the_sandbox() {
     );
     assert!(
         prompt.contains(&format!(
-            "saved to {} if you press p",
+            "saved to: {} (your user rules",
             dirs.home.join("rules/default.rules").display()
-        )),
+        )) && prompt.contains("if you press p"),
         "{prompt}"
     );
     // Issue 18 item 6: the prompt says where the saved rule goes and what it covers.
