@@ -146,7 +146,7 @@ fn forbidden_and_allowed_rules() {
     let Some(target) = dirs.outside_file("allowed.txt") else {
         return;
     };
-    let out = dirs.exec(&["-r", &rules, "-v", "--", "touch", &target]);
+    let out = dirs.exec_leaving_sandbox(&["-r", &rules, "-v", "--", "touch", &target]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert!(exists(&target));
     assert!(stderr(&out).contains("first attempt: sandbox none (not requested)"));
@@ -162,7 +162,7 @@ fn sandbox_denial_retry_and_no_retry() {
     let Some(target) = dirs.outside_file("retried.txt") else {
         return;
     };
-    let out = dirs.exec(&["-a", "untrusted", "--", "touch", &target]);
+    let out = dirs.exec_leaving_sandbox(&["-a", "untrusted", "--", "touch", &target]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert!(exists(&target));
     assert!(stderr(&out).contains("Read-only file system"));

@@ -52,7 +52,7 @@ impl Tmux {
                 .map(|word| shlex::try_quote(&word).unwrap().into_owned())
                 .collect();
         let script = format!(
-            "cd {ws} && AIRLOCK_HOME={home} {cmd}; echo \"EXIT=$?\"; sleep 600",
+            "cd {ws} && unset LD_LIBRARY_PATH; AIRLOCK_HOME={home} {cmd}; echo \"EXIT=$?\"; sleep 600",
             ws = shlex::try_quote(&dirs.ws.display().to_string()).unwrap(),
             home = shlex::try_quote(&dirs.home.display().to_string()).unwrap(),
             cmd = quoted.join(" ")

@@ -208,6 +208,21 @@ impl Dirs {
             .collect()
     }
 
+    /// [`Self::exec`] without cargo's `LD_LIBRARY_PATH` (the target directory, writable when
+    /// the checkout is under `/tmp`), for tests whose command must be able to leave the
+    /// sandbox: a writable search path keeps every command in it.
+    pub fn exec_leaving_sandbox(&self, args: &[&str]) -> Output {
+        Command::new(airlock_bin())
+            .arg("exec")
+            .args(args)
+            .current_dir(&self.ws)
+            .env("AIRLOCK_HOME", &self.home)
+            .env_remove("LD_LIBRARY_PATH")
+            .stdin(std::process::Stdio::null())
+            .output()
+            .unwrap()
+    }
+
     /// Runs `airlock exec ARGS` in the workspace with this `$AIRLOCK_HOME`, stdin closed.
     pub fn exec(&self, args: &[&str]) -> Output {
         Command::new(airlock_bin())
