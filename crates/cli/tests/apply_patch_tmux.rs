@@ -41,7 +41,7 @@ impl Tmux {
         );
         let quote = |text: String| shlex::try_quote(&text).unwrap().into_owned();
         let script = format!(
-            "cd {ws} && AIRLOCK_HOME={home} {bin} apply-patch {file}; echo \"EXIT=$?\"; sleep 600",
+            "cd {ws} && unset LD_LIBRARY_PATH; AIRLOCK_HOME={home} {bin} apply-patch {file}; echo \"EXIT=$?\"; sleep 600",
             ws = quote(dirs.ws.display().to_string()),
             home = quote(dirs.home.display().to_string()),
             bin = quote(exec_support::airlock_bin().display().to_string()),

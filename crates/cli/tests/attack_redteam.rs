@@ -460,6 +460,7 @@ fn a_repository_swapped_in_after_the_review_is_not_used() {
         ),
     );
     let flipper = Command::new(airlock_bin())
+        .env_remove("LD_LIBRARY_PATH") // cargo's; writable in a /tmp checkout
         .args(["sandbox", "-P", ":workspace", "--", "sh", "-c"])
         .arg("i=0; while [ $i -lt 20000 ]; do mv planted sub/.git; mv sub/.git planted; i=$((i+1)); done")
         .current_dir(&dirs.ws)
@@ -469,6 +470,7 @@ fn a_repository_swapped_in_after_the_review_is_not_used() {
     let mut flipper = flipper;
     for _ in 0..300 {
         let _ = Command::new(airlock_bin())
+            .env_remove("LD_LIBRARY_PATH") // cargo's; writable in a /tmp checkout
             .args([
                 "exec", "-r", &rules, "-a", "never", "--", "git", "-C", "sub", "status",
             ])
@@ -505,6 +507,7 @@ fn startup_files_of_a_home_inside_a_writable_root_stay_read_only() {
     std::fs::create_dir_all(home.join(".ssh")).unwrap();
     std::fs::write(home.join(".bashrc"), "# user's\n").unwrap();
     let out = Command::new(airlock_bin())
+        .env_remove("LD_LIBRARY_PATH") // cargo's; writable in a /tmp checkout
         .args(["sandbox", "-P", ":workspace", "--", "sh", "-c"])
         .arg("echo 'touch /tmp/planted' >> \"$HOME/.bashrc\"; echo 'Host *' > \"$HOME/.ssh/config\"; true")
         .current_dir(&home)

@@ -406,6 +406,7 @@ fn yolo_warns_and_runs_unconfined() {
 fn audit_can_be_disabled_and_never_holds_environment_values() {
     let dirs = Dirs::new();
     let out = std::process::Command::new(exec_support::airlock_bin())
+        .env_remove("LD_LIBRARY_PATH") // cargo's; writable in a /tmp checkout
         .args(["exec", "--", "printenv", "AIRLOCK_TEST_VALUE"])
         .current_dir(&dirs.ws)
         .env("AIRLOCK_HOME", &dirs.home)
@@ -428,6 +429,7 @@ fn audit_can_be_disabled_and_never_holds_environment_values() {
 fn cannot_confine_is_refused_and_never_run_unconfined() {
     let dirs = Dirs::new();
     let out = std::process::Command::new(exec_support::airlock_bin())
+        .env_remove("LD_LIBRARY_PATH") // cargo's; writable in a /tmp checkout
         .args([
             "exec",
             "-c",

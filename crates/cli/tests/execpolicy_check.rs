@@ -15,6 +15,7 @@ where
     S: AsRef<OsStr>,
 {
     Command::new(env!("CARGO_BIN_EXE_airlock"))
+        .env_remove("LD_LIBRARY_PATH") // cargo's; writable in a /tmp checkout
         .args(args)
         .current_dir(cwd)
         .env_remove("RUST_BACKTRACE")

@@ -31,6 +31,7 @@ impl Env {
         S: AsRef<OsStr>,
     {
         Command::new(env!("CARGO_BIN_EXE_airlock"))
+            .env_remove("LD_LIBRARY_PATH") // cargo's; writable in a /tmp checkout
             .arg("explain")
             .arg("-C")
             .arg(self.ws.path())
@@ -237,6 +238,7 @@ fn the_report_is_layered_and_hides_nothing() {
 fn working_directory_must_exist() {
     let env = Env::new("");
     let output = Command::new(env!("CARGO_BIN_EXE_airlock"))
+        .env_remove("LD_LIBRARY_PATH") // cargo's; writable in a /tmp checkout
         .args(["explain", "-C", "/nonexistent/dir", "--", "ls"])
         .env("AIRLOCK_HOME", env.home.path())
         .output()

@@ -19,6 +19,7 @@ use pretty_assertions::assert_eq;
 /// Runs `airlock ARGS` in the workspace with this `$AIRLOCK_HOME`, stdin closed.
 fn airlock(dirs: &Dirs, args: &[&str]) -> Output {
     Command::new(airlock_bin())
+        .env_remove("LD_LIBRARY_PATH") // cargo's; writable in a /tmp checkout
         .args(args)
         .current_dir(&dirs.ws)
         .env("AIRLOCK_HOME", &dirs.home)
@@ -479,6 +480,7 @@ fn item9_env_policy_known_and_shell_start_up_files_dropped() {
     let planted = dirs.ws.join("planted.sh");
     std::fs::write(&planted, "touch pwned\n").unwrap();
     let out = Command::new(airlock_bin())
+        .env_remove("LD_LIBRARY_PATH") // cargo's; writable in a /tmp checkout
         .args(["exec", "--", "bash", "-c", "env; true"])
         .current_dir(&dirs.ws)
         .env("AIRLOCK_HOME", &dirs.home)
@@ -506,6 +508,7 @@ fn item10_home_unset_and_root_working_directory() {
     let had_root_home = exists("/.airlock");
     for args in [&["exec", "--", "true"][..], &["permissions", "show"]] {
         let out = Command::new(airlock_bin())
+            .env_remove("LD_LIBRARY_PATH") // cargo's; writable in a /tmp checkout
             .args(args)
             .current_dir(&dirs.ws)
             .env_remove("HOME")
@@ -523,6 +526,7 @@ fn item10_home_unset_and_root_working_directory() {
     assert!(had_root_home || !exists("/.airlock"), "created /.airlock");
     for args in [&["exec", "--", "true"][..], &["sandbox", "--", "true"]] {
         let out = Command::new(airlock_bin())
+            .env_remove("LD_LIBRARY_PATH") // cargo's; writable in a /tmp checkout
             .args(args)
             .current_dir("/")
             .env("AIRLOCK_HOME", &dirs.home)
@@ -537,6 +541,7 @@ fn item10_home_unset_and_root_working_directory() {
     }
     // A profile that does not write the workspace may still run from `/`.
     let out = Command::new(airlock_bin())
+        .env_remove("LD_LIBRARY_PATH") // cargo's; writable in a /tmp checkout
         .args(["sandbox", "-P", ":read-only", "--", "true"])
         .current_dir("/")
         .env("AIRLOCK_HOME", &dirs.home)

@@ -41,6 +41,7 @@ impl Setup {
 
     fn run(&self, args: &[&str]) -> Output {
         Command::new(env!("CARGO_BIN_EXE_airlock"))
+            .env_remove("LD_LIBRARY_PATH") // cargo's; writable in a /tmp checkout
             .args(args)
             .current_dir(self.base.join("ws"))
             .env("AIRLOCK_HOME", &self.home)

@@ -13,6 +13,7 @@ use airlock_sandbox::{ExecOutput, SandboxType, is_likely_sandbox_denied};
 
 fn airlock(args: &[&str], cwd: &Path) -> Output {
     Command::new(env!("CARGO_BIN_EXE_airlock"))
+        .env_remove("LD_LIBRARY_PATH") // cargo's; writable in a /tmp checkout
         .args(args)
         .current_dir(cwd)
         .env("AIRLOCK_HOME", cwd.join(".airlock-home-unused"))
@@ -247,6 +248,7 @@ fn deny_read_paths_and_globs_are_masked() {
 fn missing_bubblewrap_fails_before_running_anything() {
     let ws = git_workspace();
     let out = Command::new(env!("CARGO_BIN_EXE_airlock"))
+        .env_remove("LD_LIBRARY_PATH") // cargo's; writable in a /tmp checkout
         .args([
             "sandbox",
             "-c",

@@ -15,6 +15,7 @@ const REFUSED: i32 = 125;
 fn airlock(dirs: &Dirs, args: &[&str], env: &[(&str, &str)]) -> Output {
     let mut command = Command::new(airlock_bin());
     command
+        .env_remove("LD_LIBRARY_PATH") // cargo's; writable in a /tmp checkout
         .args(args)
         .current_dir(&dirs.ws)
         .env("AIRLOCK_HOME", &dirs.home)
@@ -93,6 +94,7 @@ fn a_bwrap_planted_on_path_is_never_executed() {
     // inside a writable root (here the workspace is the binary's own directory).
     let exe_dir = airlock_bin().parent().unwrap().to_path_buf();
     let doctor = Command::new(airlock_bin())
+        .env_remove("LD_LIBRARY_PATH") // cargo's; writable in a /tmp checkout
         .args(["doctor", "--json"])
         .current_dir(&exe_dir)
         .env("AIRLOCK_HOME", &dirs.home)

@@ -268,6 +268,7 @@ fn explain_says_exec_would_apply_it_as_a_patch() {
     let dirs = Dirs::new();
     dirs.config("");
     let out = std::process::Command::new(crate::exec_support::airlock_bin())
+        .env_remove("LD_LIBRARY_PATH") // cargo's; writable in a /tmp checkout
         .args([
             "explain",
             "--",

@@ -16,6 +16,7 @@ pub fn patch(body: &str) -> String {
 /// Runs `airlock apply-patch ARGS` in the workspace with `stdin` as the patch.
 pub fn apply(dirs: &Dirs, args: &[&str], stdin: &[u8]) -> Output {
     let mut child = Command::new(airlock_bin())
+        .env_remove("LD_LIBRARY_PATH") // cargo's; writable in a /tmp checkout
         .arg("apply-patch")
         .args(args)
         .current_dir(&dirs.ws)

@@ -16,6 +16,7 @@ use std::process::{Command, Output};
 /// `airlock ARGS` from `cwd`, with an unused Airlock home.
 pub fn airlock(args: &[&str], cwd: &Path) -> Output {
     Command::new(env!("CARGO_BIN_EXE_airlock"))
+        .env_remove("LD_LIBRARY_PATH") // cargo's; writable in a /tmp checkout
         .args(args)
         .current_dir(cwd)
         .env("AIRLOCK_HOME", "/nonexistent/airlock-home-unused")

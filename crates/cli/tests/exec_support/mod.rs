@@ -35,7 +35,8 @@ pub fn airlock_bin() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_airlock"))
 }
 
-/// Folders for one test under `target/tmp`: `home` ($AIRLOCK_HOME), `ws` (the workspace, a git
+/// Folders for one test in a fresh directory outside any git repository
+/// ([`outside::test_root_parent`]): `home` ($AIRLOCK_HOME), `ws` (the workspace, a git
 /// repository is not needed), `scripts`; and `outside`, a fresh directory outside every
 /// writable root of `:workspace` chosen by [`outside::outside_dir`] (`target/tmp` itself is
 /// writable when the clone is under `/tmp`). All are removed on drop.
@@ -51,7 +52,7 @@ impl Dirs {
     pub fn new() -> Self {
         let root = tempfile::Builder::new()
             .prefix("airlock-exec-")
-            .tempdir_in(env!("CARGO_TARGET_TMPDIR"))
+            .tempdir_in(outside::test_root_parent())
             .unwrap();
         let path = root.path().to_path_buf();
         let ws = path.join("ws");
@@ -208,24 +209,19 @@ impl Dirs {
             .collect()
     }
 
-    /// [`Self::exec`] without cargo's `LD_LIBRARY_PATH` (the target directory, writable when
-    /// the checkout is under `/tmp`), for tests whose command must be able to leave the
-    /// sandbox: a writable search path keeps every command in it.
+    /// [`Self::exec`], for tests whose command must be able to leave the sandbox (kept for
+    /// their readability: every runner here drops cargo's `LD_LIBRARY_PATH`).
     pub fn exec_leaving_sandbox(&self, args: &[&str]) -> Output {
-        Command::new(airlock_bin())
-            .arg("exec")
-            .args(args)
-            .current_dir(&self.ws)
-            .env("AIRLOCK_HOME", &self.home)
-            .env_remove("LD_LIBRARY_PATH")
-            .stdin(std::process::Stdio::null())
-            .output()
-            .unwrap()
+        self.exec(args)
     }
 
-    /// Runs `airlock exec ARGS` in the workspace with this `$AIRLOCK_HOME`, stdin closed.
+    /// Runs `airlock exec ARGS` in the workspace with this `$AIRLOCK_HOME`, stdin closed,
+    /// without cargo's `LD_LIBRARY_PATH`: it names the target directory, which is writable
+    /// when the checkout is under `/tmp`, and a writable library search path keeps every
+    /// command in the sandbox (a user's environment has no such entry).
     pub fn exec(&self, args: &[&str]) -> Output {
         Command::new(airlock_bin())
+            .env_remove("LD_LIBRARY_PATH") // cargo's; writable in a /tmp checkout
             .arg("exec")
             .args(args)
             .current_dir(&self.ws)

@@ -30,6 +30,38 @@ fn candidates() -> Vec<PathBuf> {
     out
 }
 
+/// The parent of every test's folders ([`super::Dirs`]): the first candidate that lies in no git
+/// repository. Test workspaces must not sit inside the checkout's own repository: when the
+/// clone is under `/tmp`, its `.git` is writable by a confined command, so Airlock rightly keeps
+/// every `git` run in such a workspace sandboxed (issue 11 item 4), which is not what most
+/// tests are about. Candidates: `$AIRLOCK_TEST_ROOT`, the cargo target's temporary directory,
+/// `$HOME/.cache/airlock-tests`, `/var/tmp/airlock-tests`; the target's temporary directory when
+/// none qualifies.
+pub fn test_root_parent() -> PathBuf {
+    let target_tmp = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
+    let mut candidates = Vec::new();
+    if let Some(dir) = std::env::var_os("AIRLOCK_TEST_ROOT").filter(|v| !v.is_empty()) {
+        candidates.push(PathBuf::from(dir));
+    }
+    candidates.push(target_tmp.clone());
+    if let Some(home) = std::env::var_os("HOME").filter(|v| !v.is_empty()) {
+        candidates.push(PathBuf::from(home).join(".cache/airlock-tests"));
+    }
+    candidates.push(PathBuf::from("/var/tmp/airlock-tests"));
+    candidates
+        .into_iter()
+        .find(|dir| std::fs::create_dir_all(dir).is_ok() && !in_git_repository(dir))
+        .unwrap_or(target_tmp)
+}
+
+/// Whether `dir` or one of its ancestors holds a `.git` entry.
+fn in_git_repository(dir: &Path) -> bool {
+    let Ok(dir) = std::fs::canonicalize(dir) else {
+        return true;
+    };
+    dir.ancestors().any(|a| a.join(".git").symlink_metadata().is_ok())
+}
+
 /// Whether `path` is writable by a `:workspace` command whose workspace root is `ws`.
 pub fn writable_under_workspace(ws: &Path, path: &Path) -> bool {
     let profile = airlock_permissions::built_in_profile(":workspace").unwrap();
