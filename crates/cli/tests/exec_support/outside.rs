@@ -59,7 +59,8 @@ fn in_git_repository(dir: &Path) -> bool {
     let Ok(dir) = std::fs::canonicalize(dir) else {
         return true;
     };
-    dir.ancestors().any(|a| a.join(".git").symlink_metadata().is_ok())
+    dir.ancestors()
+        .any(|a| a.join(".git").symlink_metadata().is_ok())
 }
 
 /// Whether `path` is writable by a `:workspace` command whose workspace root is `ws`.

@@ -13,6 +13,7 @@
 //!   for `explain`, `-v` and the audit record.
 
 mod git_argv;
+mod git_checks;
 pub mod git_config;
 mod git_index;
 pub mod git_repo;
