@@ -10,6 +10,7 @@
 //! code-loading assignments), never to allow anything.
 
 mod exec_wrappers;
+mod nodes;
 mod spellings;
 mod walk;
 
