@@ -11,11 +11,9 @@
 //! text, one script per line).
 #![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)] // a test tool: a panic is a report
 
-use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::path::PathBuf;
+
+use airlock_fuzz_driver::{Rng, Target};
 
 /// Tokens that reach the parser's interesting corners.
 const TOKENS: &[&str] = &[
@@ -95,97 +93,17 @@ const TOKENS: &[&str] = &[
     "\t",
 ];
 
+const TARGET: Target = Target {
+    name: "shell-splitter",
+    default_hang_ms: 2000,
+    default_artifacts: "target/fuzz-artifacts/splitter",
+    tokens: TOKENS,
+    load_corpus,
+    generate,
+};
+
 fn main() {
-    let mut args = std::env::args().skip(1);
-    let mut seconds = 60u64;
-    let mut hang_ms = 2000u64;
-    let mut seed = 0x5eed_u64;
-    let mut artifacts = PathBuf::from("target/fuzz-artifacts/splitter");
-    let mut seed_files = Vec::new();
-    while let Some(arg) = args.next() {
-        match arg.as_str() {
-            "--seconds" => seconds = args.next().unwrap().parse().unwrap(),
-            "--hang-ms" => hang_ms = args.next().unwrap().parse().unwrap(),
-            "--seed" => seed = args.next().unwrap().parse().unwrap(),
-            "--artifacts" => artifacts = PathBuf::from(args.next().unwrap()),
-            _ => seed_files.push(PathBuf::from(arg)),
-        }
-    }
-    std::fs::create_dir_all(&artifacts).unwrap();
-    let corpus = load_corpus(&seed_files);
-    eprintln!("fuzz_splitter: {} seeds, {seconds} s", corpus.len());
-    std::panic::set_hook(Box::new(|_| {}));
-
-    // The watchdog flags an input that runs past `hang_ms` (it keeps running; the
-    // report names it and the run is counted as a hang).
-    let started_at = Arc::new(AtomicU64::new(0));
-    let current: Arc<Mutex<String>> = Arc::new(Mutex::new(String::new()));
-    let hung = Arc::new(AtomicBool::new(false));
-    let clock = Instant::now();
-    {
-        let (started_at, current, hung, artifacts) = (
-            started_at.clone(),
-            current.clone(),
-            hung.clone(),
-            artifacts.clone(),
-        );
-        std::thread::spawn(move || {
-            loop {
-                std::thread::sleep(Duration::from_millis(50));
-                let start = started_at.load(Ordering::SeqCst);
-                let now = clock.elapsed().as_millis() as u64;
-                if start != 0
-                    && now.saturating_sub(start) > hang_ms
-                    && !hung.swap(true, Ordering::SeqCst)
-                {
-                    let input = current
-                        .lock()
-                        .map(|input| input.clone())
-                        .unwrap_or_default();
-                    save(&artifacts, "hang", &input);
-                }
-            }
-        });
-    }
-
-    let mut rng = fastrand::Rng::with_seed(seed);
-    let deadline = Instant::now() + Duration::from_secs(seconds);
-    let (mut execs, mut crashes, mut hangs, mut slowest) = (0u64, 0u64, 0u64, Duration::ZERO);
-    let mut max_len = 0usize;
-    while Instant::now() < deadline {
-        let input = next_input(&mut rng, &corpus);
-        max_len = max_len.max(input.len());
-        if let Ok(mut slot) = current.lock() {
-            slot.clone_from(&input);
-        }
-        let began = Instant::now();
-        started_at.store(clock.elapsed().as_millis().max(1) as u64, Ordering::SeqCst);
-        let outcome = catch_unwind(AssertUnwindSafe(|| exercise(&input)));
-        started_at.store(0, Ordering::SeqCst);
-        let took = began.elapsed();
-        slowest = slowest.max(took);
-        execs += 1;
-        if hung.swap(false, Ordering::SeqCst) || took > Duration::from_millis(hang_ms) {
-            hangs += 1;
-        }
-        if let Err(panic) = outcome {
-            crashes += 1;
-            let message = panic
-                .downcast_ref::<String>()
-                .cloned()
-                .or_else(|| panic.downcast_ref::<&str>().map(|s| (*s).to_owned()))
-                .unwrap_or_default();
-            save(&artifacts, "crash", &format!("{message}\n---\n{input}"));
-        }
-    }
-    println!(
-        "{{\"target\":\"shell-splitter\",\"seconds\":{seconds},\"execs\":{execs},\"crashes\":{crashes},\"hangs\":{hangs},\"slowest_ms\":{},\"max_input_bytes\":{max_len},\"seeds\":{}}}",
-        slowest.as_millis(),
-        corpus.len()
-    );
-    if crashes > 0 || hangs > 0 {
-        std::process::exit(1);
-    }
+    airlock_fuzz_driver::run(&TARGET, exercise, String::new);
 }
 
 /// Runs every public entry point on one script and checks the invariants of spec 03
@@ -222,28 +140,8 @@ fn exercise(script: &str) {
     }
 }
 
-fn next_input(rng: &mut fastrand::Rng, corpus: &[String]) -> String {
-    let base = if corpus.is_empty() || rng.u8(..) < 40 {
-        generate(rng, 0)
-    } else {
-        corpus[rng.usize(..corpus.len())].clone()
-    };
-    let mut input = base;
-    for _ in 0..rng.usize(1..8) {
-        input = mutate(rng, input, corpus);
-    }
-    if input.len() > 64 * 1024 {
-        let mut end = 64 * 1024;
-        while !input.is_char_boundary(end) {
-            end -= 1;
-        }
-        input.truncate(end);
-    }
-    input
-}
-
 /// A random script from a small grammar of commands, operators and constructs.
-fn generate(rng: &mut fastrand::Rng, depth: usize) -> String {
+fn generate(rng: &mut Rng, depth: usize) -> String {
     let words = [
         "ls",
         "git push",
@@ -290,52 +188,6 @@ fn generate(rng: &mut fastrand::Rng, depth: usize) -> String {
     }
 }
 
-fn mutate(rng: &mut fastrand::Rng, input: String, corpus: &[String]) -> String {
-    let mut chars: Vec<char> = input.chars().collect();
-    let at = if chars.is_empty() {
-        0
-    } else {
-        rng.usize(..=chars.len())
-    };
-    match rng.u8(..8) {
-        0 if !chars.is_empty() => {
-            chars.remove(at.min(chars.len() - 1));
-        }
-        1 => {
-            let token = TOKENS[rng.usize(..TOKENS.len())];
-            chars.splice(at..at, token.chars());
-        }
-        2 if !chars.is_empty() => {
-            let index = at.min(chars.len() - 1);
-            chars[index] = char::from(rng.u8(1..128));
-        }
-        3 if !corpus.is_empty() => {
-            let other: Vec<char> = corpus[rng.usize(..corpus.len())].chars().collect();
-            let from = rng.usize(..=other.len());
-            chars.splice(at..at, other[from..].iter().copied());
-        }
-        4 if !chars.is_empty() => {
-            // Duplicate a chunk many times: long and deep inputs.
-            let start = rng.usize(..chars.len());
-            let end = (start + rng.usize(1..16)).min(chars.len());
-            let chunk: Vec<char> = chars[start..end].to_vec();
-            for _ in 0..rng.usize(1..200) {
-                chars.splice(at..at, chunk.iter().copied());
-            }
-        }
-        5 => {
-            let wrapped = format!("$({})", chars.iter().collect::<String>());
-            chars = wrapped.chars().collect();
-        }
-        6 => chars.truncate(at),
-        _ => {
-            let token = TOKENS[rng.usize(..TOKENS.len())];
-            chars.extend(token.chars());
-        }
-    }
-    chars.into_iter().collect()
-}
-
 fn load_corpus(files: &[PathBuf]) -> Vec<String> {
     let mut corpus = Vec::new();
     for file in files {
@@ -362,15 +214,4 @@ fn load_corpus(files: &[PathBuf]) -> Vec<String> {
         }
     }
     corpus
-}
-
-fn save(dir: &Path, kind: &str, input: &str) {
-    let name = format!("{kind}-{:016x}", fxhash(input));
-    let _ = std::fs::write(dir.join(name), input);
-}
-
-fn fxhash(input: &str) -> u64 {
-    input.bytes().fold(0xcbf2_9ce4_8422_2325, |hash, byte| {
-        (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3)
-    })
 }
