@@ -64,6 +64,9 @@ pub enum LaunchError {
         /// Why.
         source: std::io::Error,
     },
+    /// A placeholder mount point could not be created (see [`crate::placeholders`]).
+    #[error("could not start the sandbox: {0}")]
+    MountPoint(crate::placeholders::PlaceholderError),
     /// Preparing descriptors or placeholders failed.
     #[error("could not prepare the sandbox: {0}")]
     Prepare(std::io::Error),
@@ -203,6 +206,9 @@ pub fn prepare_bwrap(
     )?
     .path;
     let mut inputs = resolve_mount_inputs(policy, &args.sandbox_policy_cwd)?;
+    for warning in &inputs.warnings {
+        eprintln!("airlock: warning: {warning}");
+    }
     let features = crate::probe::bwrap_features(&bwrap).ok_or(LaunchError::Unsupported(
         "could not run `bwrap --version`; check the bubblewrap installation with `airlock doctor`",
     ))?;
@@ -428,7 +434,7 @@ fn launch_confined(
     } else {
         Some(
             PlaceholderGuard::acquire(&launch.created_mount_points)
-                .map_err(LaunchError::Prepare)?,
+                .map_err(LaunchError::MountPoint)?,
         )
     };
     let spawned = command.spawn();

@@ -49,7 +49,7 @@ pub mod landlock_mode;
 #[cfg(target_os = "linux")]
 pub mod launch;
 #[cfg(target_os = "linux")]
-mod placeholders;
+pub mod placeholders;
 #[cfg(target_os = "linux")]
 pub mod seccomp;
 #[cfg(target_os = "linux")]

@@ -49,6 +49,38 @@ fn open_dir(path: &Path) -> io::Result<File> {
         .open(path)
 }
 
+/// A placeholder mount point that could not be made: which one, and the cause.
+#[derive(Debug, thiserror::Error)]
+#[error("{}", describe(path, cause))]
+pub struct PlaceholderError {
+    /// The mount point (a missing protected path inside a writable root).
+    pub path: PathBuf,
+    /// Why it could not be created or locked (part of the message, not a separate cause).
+    pub cause: io::Error,
+}
+
+/// The message of a [`PlaceholderError`], with the fix for the usual causes.
+fn describe(path: &Path, source: &io::Error) -> String {
+    let parent = path.parent().unwrap_or(Path::new("/")).display();
+    let fix = match source.raw_os_error() {
+        Some(libc::EROFS) if path.starts_with("/tmp") => format!(
+            "{parent} is on a read-only filesystem, so it cannot be a writable root: remount /tmp writable (e.g. a tmpfs), or use a profile that does not make it writable (one without \":slash_tmp\" = \"write\")"
+        ),
+        Some(libc::EROFS) => format!(
+            "{parent} is on a read-only filesystem, so it cannot be a writable root: remount it writable, or use a profile that does not make it writable"
+        ),
+        Some(libc::EACCES | libc::EPERM) => format!(
+            "this user cannot create entries in {parent}: give it write permission (and clear any immutable attribute), or use a profile that does not make it writable"
+        ),
+        _ => "fix the cause above, or use a profile that does not make this directory writable"
+            .to_owned(),
+    };
+    format!(
+        "cannot create the mount point {} that keeps this protected path from being created by the command: {source}; {fix}",
+        path.display()
+    )
+}
+
 /// One placeholder held by this launch.
 #[derive(Debug)]
 struct Held {
@@ -69,17 +101,27 @@ impl PlaceholderGuard {
     /// plan decided what to do with it.
     ///
     /// # Errors
-    /// A placeholder could not be created or opened, or another process kept it
-    /// locked exclusively for longer than a removal takes (then nothing runs: the
-    /// sandbox would not be protected against that placeholder's removal).
-    pub fn acquire(paths: &[PathBuf]) -> io::Result<Self> {
+    /// A placeholder could not be created or opened (a read-only `/tmp`, a directory
+    /// without write permission), or another process kept it locked exclusively for
+    /// longer than a removal takes (then nothing runs: the sandbox would not be
+    /// protected against that placeholder's removal). The error names the path; the
+    /// placeholders made so far are removed again.
+    pub fn acquire(paths: &[PathBuf]) -> Result<Self, PlaceholderError> {
         let mut held = Vec::with_capacity(paths.len());
         for path in paths {
-            if let Some(dir) = lock_placeholder(path)? {
-                held.push(Held {
+            match lock_placeholder(path) {
+                Ok(Some(dir)) => held.push(Held {
                     path: path.clone(),
                     dir,
-                });
+                }),
+                Ok(None) => {}
+                Err(source) => {
+                    Self { held }.release();
+                    return Err(PlaceholderError {
+                        path: path.clone(),
+                        cause: source,
+                    });
+                }
             }
         }
         Ok(Self { held })

@@ -8,7 +8,7 @@ use airlock_permissions::{
     ENFORCED_PROTECTED_NAMES, FileSystemPolicyQueries, GitMetadataError, ResolveContext,
     git_metadata,
 };
-use airlock_protocol::FileSystemSandboxPolicy;
+use airlock_protocol::{FileSystemPath, FileSystemSandboxPolicy, FileSystemSpecialPath};
 
 use crate::gitdir::{GitProtection, protect_enclosing, protect_git_entry};
 use crate::globs::{GlobExpandError, expand_deny_globs};
@@ -241,10 +241,20 @@ pub fn resolve_mount_inputs(
         }
     }
 
+    let mut warnings = launch_warnings(policy, &ctx);
     let roots = policy.get_writable_roots(&ctx);
+    // Missing homes are kept from being created like missing protected names.
+    let homes: Vec<PathBuf> = ctx
+        .protected_homes
+        .iter()
+        .map(|h| canonical_prefix(h))
+        .collect();
     let canonical_roots: Vec<PathBuf> = roots.iter().filter_map(|w| canonical(&w.root)).collect();
     let in_writable = |p: &Path| canonical_roots.iter().any(|r| p.starts_with(r));
 
+    // Deny entries are read-only subpaths of the roots that hold them too; one that is a
+    // symlink is enforced on its target by the deny masks below instead.
+    let denied = policy.get_unreadable_roots(&ctx);
     let mut writable = Vec::new();
     // `.git` entries whose repositories' git directories are protected after the loop,
     // wherever those lie (see `gitdir`).
@@ -300,6 +310,11 @@ pub fn resolve_mount_inputs(
                 mount.placeholders.push(remapped);
                 continue;
             }
+            if denied.contains(sub)
+                && std::fs::symlink_metadata(&remapped).is_ok_and(|m| m.file_type().is_symlink())
+            {
+                continue;
+            }
             if std::fs::symlink_metadata(&remapped).is_ok() {
                 if let Some(link) = first_symlink(&remapped)
                     && in_writable(link.parent().unwrap_or(Path::new("/")))
@@ -323,6 +338,10 @@ pub fn resolve_mount_inputs(
                     .is_some_and(|n| ENFORCED_PROTECTED_NAMES.iter().any(|p| n == *p));
             if is_protected_name {
                 mount.placeholders.push(remapped);
+            } else if homes.contains(&remapped)
+                && let Some(missing) = first_missing(&root, &remapped)
+            {
+                mount.placeholders.push(missing);
             } else if let Some(missing) = first_missing(&root, &remapped) {
                 mount.missing_read_only.push(missing);
             }
@@ -391,7 +410,7 @@ pub fn resolve_mount_inputs(
     let mut deny = Vec::new();
     let mut add_deny = |path: PathBuf| -> Result<(), ResolveError> {
         match std::fs::symlink_metadata(&path) {
-            Ok(_) => {
+            Ok(meta) => {
                 // A symlinked ancestor inside a writable root could be re-pointed after
                 // launch; the path itself being a symlink is fine (its target is masked).
                 if let Some(link) = path.parent().and_then(first_symlink)
@@ -402,7 +421,33 @@ pub fn resolve_mount_inputs(
                         symlink: link,
                     });
                 }
-                let target = canonical(&path).unwrap_or(path);
+                let target = match canonical(&path) {
+                    Some(target) => target,
+                    None if meta.file_type().is_symlink() => {
+                        // A dangling symlink: what it names does not exist yet. Inside a
+                        // writable root the command could create it, so its first missing
+                        // component is masked; elsewhere the command cannot create it and
+                        // bubblewrap cannot mount there.
+                        let target = dangling_target(&path);
+                        match canonical_roots.iter().find(|r| target.starts_with(r)) {
+                            Some(root) => {
+                                if let Some(missing) = first_missing(root, &target) {
+                                    deny.push(DenyMask {
+                                        path: missing,
+                                        is_dir: false,
+                                    });
+                                }
+                            }
+                            None => warnings.push(format!(
+                                "deny entry {} is a symlink to the missing {}, outside every writable root: nothing to mask (the command cannot create it; if it appears while the command runs, it is readable)",
+                                path.display(),
+                                target.display()
+                            )),
+                        }
+                        return Ok(());
+                    }
+                    None => path,
+                };
                 let is_dir = target.is_dir();
                 deny.push(DenyMask {
                     path: target,
@@ -423,7 +468,7 @@ pub fn resolve_mount_inputs(
         }
         Ok(())
     };
-    for path in policy.get_unreadable_roots(&ctx) {
+    for path in denied {
         add_deny(path)?;
     }
     let globs = policy.get_unreadable_globs_with_cwd(cwd);
@@ -439,5 +484,72 @@ pub fn resolve_mount_inputs(
         writable,
         deny,
         mount_proc: true,
+        warnings,
     })
+}
+
+/// What the user is told about a launch of `policy`: an ignored `$TMPDIR` (when the
+/// profile uses `:tmpdir`) and every write entry kept read-only (see
+/// [`FileSystemPolicyQueries::get_refused_writable_roots`]).
+#[must_use]
+pub fn launch_warnings(policy: &FileSystemSandboxPolicy, ctx: &ResolveContext) -> Vec<String> {
+    let mut out = Vec::new();
+    let uses_tmpdir = policy.entries.iter().any(|e| {
+        matches!(
+            &e.path,
+            FileSystemPath::Special {
+                value: FileSystemSpecialPath::Tmpdir
+            }
+        )
+    });
+    if uses_tmpdir && let Some(ignored) = &ctx.ignored_tmpdir {
+        out.push(ignored.to_string());
+    }
+    out.extend(
+        policy
+            .get_refused_writable_roots(ctx)
+            .iter()
+            .map(ToString::to_string),
+    );
+    out
+}
+
+/// Where a dangling symlink points: its target joined onto the link's (resolved) parent,
+/// following further links as far as they exist (at most 40, as the kernel does).
+fn dangling_target(link: &Path) -> PathBuf {
+    let mut current = link.to_path_buf();
+    for _ in 0..40 {
+        let Ok(target) = std::fs::read_link(&current) else {
+            break;
+        };
+        let parent = current.parent().unwrap_or(Path::new("/"));
+        let parent = canonical(parent).unwrap_or_else(|| parent.to_path_buf());
+        current = airlock_permissions::normalize_lexically(&parent.join(target));
+        if !std::fs::symlink_metadata(&current).is_ok_and(|m| m.file_type().is_symlink()) {
+            break;
+        }
+    }
+    canonical_prefix(&current)
+}
+
+/// `path` with its longest existing prefix canonicalised and the rest appended.
+fn canonical_prefix(path: &Path) -> PathBuf {
+    let mut missing = Vec::new();
+    let mut current = path;
+    loop {
+        if let Some(real) = canonical(current) {
+            let mut out = real;
+            for part in missing.iter().rev() {
+                out.push(part);
+            }
+            return out;
+        }
+        match (current.parent(), current.file_name()) {
+            (Some(parent), Some(name)) => {
+                missing.push(name.to_owned());
+                current = parent;
+            }
+            _ => return path.to_path_buf(),
+        }
+    }
 }

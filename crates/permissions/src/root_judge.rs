@@ -132,6 +132,15 @@ pub(crate) fn canonical_prefix(path: &Path) -> PathBuf {
     }
 }
 
+/// "`target` is `outer`" or "`target` lies inside `outer`".
+fn lies_in(target: &Path, outer: &Path) -> String {
+    if canonical_prefix(outer) == *target {
+        format!("it resolves to {}", outer.display())
+    } else {
+        format!("{} lies inside {}", target.display(), outer.display())
+    }
+}
+
 /// Judges every root of a first pass (`roots`, built without refusals); see the module docs.
 pub(crate) fn judge_roots(
     policy: &FileSystemSandboxPolicy,
@@ -205,9 +214,8 @@ pub(crate) fn judge_roots(
                 .map(|at| (other, at))
         }) {
             refused.push(refuse(format!(
-                "{} lies inside {}, which is protected (read-only) under the writable root {}",
-                target.display(),
-                roots[other].read_only_subpaths[sub].display(),
+                "{}, which is protected (read-only) under the writable root {}",
+                lies_in(target, &roots[other].read_only_subpaths[sub]),
                 roots[other].root.display()
             )));
             continue;
@@ -217,9 +225,8 @@ pub(crate) fn judge_roots(
                 && target.starts_with(canonical_or_lexical(&e.path))
         }) {
             refused.push(refuse(format!(
-                "{} lies inside {}, which the profile denies",
-                target.display(),
-                denied.path.display()
+                "{}, which the profile denies",
+                lies_in(target, &denied.path)
             )));
             continue;
         }
