@@ -148,10 +148,18 @@ pub(crate) fn judge_roots(
     entries: &[ResolvedEntry],
     roots: &[WritableRoot],
 ) -> Vec<RefusedWritableRoot> {
-    let canonical: Vec<PathBuf> = roots.iter().map(|r| canonical_or_lexical(&r.root)).collect();
+    let canonical: Vec<PathBuf> = roots
+        .iter()
+        .map(|r| canonical_or_lexical(&r.root))
+        .collect();
     let sub_canonical: Vec<Vec<PathBuf>> = roots
         .iter()
-        .map(|r| r.read_only_subpaths.iter().map(|s| canonical_prefix(s)).collect())
+        .map(|r| {
+            r.read_only_subpaths
+                .iter()
+                .map(|s| canonical_prefix(s))
+                .collect()
+        })
         .collect();
     let homes: Vec<(PathBuf, PathBuf)> = ctx
         .protected_homes
@@ -249,7 +257,9 @@ pub(crate) fn judge_roots(
         if let Some(holder) = plantable {
             let writable_otherwise = others().any(|other| {
                 target.starts_with(&canonical[other])
-                    && !sub_canonical[other].iter().any(|sub| target.starts_with(sub))
+                    && !sub_canonical[other]
+                        .iter()
+                        .any(|sub| target.starts_with(sub))
             });
             if !writable_otherwise {
                 refused.push(refuse(format!(
