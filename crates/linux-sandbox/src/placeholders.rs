@@ -303,3 +303,45 @@ mod tests {
         assert!(std::fs::symlink_metadata(&link).is_ok() && file.is_file());
     }
 }
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod error_tests {
+    use super::*;
+
+    /// The message names the mount point and the fix for the usual causes (a read-only
+    /// filesystem, a directory this user cannot write).
+    #[test]
+    fn a_mount_point_that_cannot_be_made_names_the_path_and_the_fix() {
+        let erofs = PlaceholderError {
+            path: PathBuf::from("/tmp/.git"),
+            cause: io::Error::from_raw_os_error(libc::EROFS),
+        }
+        .to_string();
+        assert!(
+            erofs.contains("cannot create the mount point /tmp/.git"),
+            "{erofs}"
+        );
+        assert!(
+            erofs.contains("/tmp is on a read-only filesystem"),
+            "{erofs}"
+        );
+        assert!(erofs.contains(":slash_tmp"), "{erofs}");
+        let eacces = PlaceholderError {
+            path: PathBuf::from("/srv/ws/.codex"),
+            cause: io::Error::from_raw_os_error(libc::EACCES),
+        }
+        .to_string();
+        assert!(
+            eacces.contains("cannot create entries in /srv/ws"),
+            "{eacces}"
+        );
+        // A failed acquire removes the placeholders it made before the failure.
+        let root = tempfile::tempdir().unwrap();
+        let made = root.path().join(".aws");
+        let blocked = root.path().join("missing-parent/.git");
+        let error = PlaceholderGuard::acquire(&[made.clone(), blocked.clone()]).unwrap_err();
+        assert_eq!(error.path, blocked);
+        assert!(!made.exists(), "placeholder left behind");
+    }
+}

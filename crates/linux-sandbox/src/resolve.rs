@@ -553,3 +553,7 @@ fn canonical_prefix(path: &Path) -> PathBuf {
         }
     }
 }
+
+#[cfg(test)]
+#[path = "resolve_item7_tests.rs"]
+mod item7_tests;

@@ -200,3 +200,54 @@ fn root_of(cwd: &Path) -> PathBuf {
         .filter(|root| !root.as_os_str().is_empty())
         .map_or_else(|| PathBuf::from("/"), Path::to_path_buf)
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+
+    #[test]
+    fn unusable_tmpdirs_are_named_with_their_reason() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("file");
+        std::fs::write(&file, "").unwrap();
+        let link = dir.path().join("root-link");
+        std::os::unix::fs::symlink("/", &link).unwrap();
+        for (value, reason) in [
+            (PathBuf::from("rel"), "not an absolute path"),
+            (dir.path().join("missing"), "cannot be resolved"),
+            (file, "not a directory"),
+            (PathBuf::from("/"), "filesystem root"),
+            (PathBuf::from("/tmp/.."), "filesystem root"),
+            (link, "filesystem root"),
+        ] {
+            let problem = tmpdir_problem(&value).unwrap_or_default();
+            assert!(problem.contains(reason), "{value:?}: {problem}");
+        }
+        assert_eq!(tmpdir_problem(dir.path()), None);
+        let ignored = IgnoredTmpdir {
+            value: PathBuf::from("/"),
+            reason: "it is the filesystem root".into(),
+        };
+        assert!(
+            ignored
+                .to_string()
+                .starts_with("ignoring TMPDIR=/: it is the filesystem root")
+        );
+    }
+
+    #[test]
+    fn tmpdir_never_resolves_to_the_filesystem_root() {
+        let ctx = ResolveContext::with_tmpdir(Path::new("/w"), Some(PathBuf::from("/a/..")));
+        let tmpdir = FileSystemPath::Special {
+            value: FileSystemSpecialPath::Tmpdir,
+        };
+        assert_eq!(resolve(&tmpdir, &ctx), Resolved::Nothing);
+        let ctx = ResolveContext::with_tmpdir(Path::new("/w"), Some(PathBuf::from("/var/t")));
+        assert_eq!(
+            resolve(&tmpdir, &ctx),
+            Resolved::Path(PathBuf::from("/var/t"))
+        );
+    }
+}
