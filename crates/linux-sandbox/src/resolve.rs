@@ -226,7 +226,20 @@ pub fn resolve_mount_inputs(
     policy: &FileSystemSandboxPolicy,
     cwd: &Path,
 ) -> Result<MountInputs, ResolveError> {
-    let ctx = ResolveContext::new(cwd);
+    resolve_mount_inputs_in(policy, &ResolveContext::new(cwd))
+}
+
+/// [`resolve_mount_inputs`] against an explicit context (the helper adds the launcher's
+/// protected homes to the process's).
+///
+/// # Errors
+/// As [`resolve_mount_inputs`].
+pub fn resolve_mount_inputs_in(
+    policy: &FileSystemSandboxPolicy,
+    ctx: &ResolveContext,
+) -> Result<MountInputs, ResolveError> {
+    let cwd = ctx.cwd.as_path();
+    let ctx = ctx.clone();
     let readable = policy.get_readable_roots(&ctx);
     let full_read = readable.iter().any(|p| p.parent().is_none());
     let mut readable_roots: Vec<PathBuf> = Vec::new();
