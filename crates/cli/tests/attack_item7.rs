@@ -506,3 +506,34 @@ fn a_writable_root_on_a_read_only_filesystem_fails_naming_the_path() {
     assert_eq!(out.status.code(), Some(0), "control: {}", stderr(&out));
     assert!(exists(&ran));
 }
+
+/// `airlock exec` starts the sandbox helper with the command's filtered environment: with
+/// `[shell_environment_policy] inherit = "core"` the helper does not see `AIRLOCK_HOME`, and
+/// used to protect `~/.airlock` instead. The launcher passes its homes along, so a home inside
+/// the workspace stays read-only for `exec` too. Control: the same config with the home
+/// elsewhere lets the same script write the directory.
+#[test]
+fn airlock_home_stays_read_only_under_exec_with_a_filtered_environment() {
+    let dirs = Dirs::new();
+    let home = dirs.ws.join("airlock-home");
+    std::fs::create_dir_all(home.join("rules")).unwrap();
+    let config =
+        "default_permissions = \":workspace\"\n[shell_environment_policy]\ninherit = \"core\"\n";
+    std::fs::write(home.join("config.toml"), config).unwrap();
+    std::fs::write(dirs.home.join("config.toml"), config).unwrap();
+    let script = "echo 'prefix_rule(pattern=[\"sh\"], decision=\"allow\")' > airlock-home/rules/planted.rules";
+    let exec = |airlock_home: &Path| {
+        airlock_in(
+            &dirs,
+            &dirs.ws,
+            &["exec", "-a", "never", "--", "sh", "-c", script],
+            &[("AIRLOCK_HOME", airlock_home.to_str().unwrap())],
+        )
+    };
+    let out = exec(&home);
+    assert!(!exists(home.join("rules/planted.rules")), "{}", all(&out));
+    assert!(all(&out).contains("Read-only file system"), "{}", all(&out));
+    let out = exec(&dirs.home);
+    assert_eq!(out.status.code(), Some(0), "control: {}", all(&out));
+    assert!(exists(home.join("rules/planted.rules")));
+}
