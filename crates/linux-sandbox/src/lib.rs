@@ -14,6 +14,9 @@
 //! ([`mounts::pinned_ancestors`]).
 //!
 //! Current limitations:
+//! - a deny entry on a dangling symlink whose target lies outside every writable root
+//!   is skipped with a warning (bubblewrap cannot mount on a path that does not exist
+//!   in a read-only area; the command cannot create it there either);
 //! - files created after launch that match a deny glob are not masked (bubblewrap can
 //!   only mask what exists); symlinked directories are not followed when expanding
 //!   deny globs;

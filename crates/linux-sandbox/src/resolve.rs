@@ -5,8 +5,8 @@
 use std::path::{Component, Path, PathBuf};
 
 use airlock_permissions::{
-    ENFORCED_PROTECTED_NAMES, FileSystemPolicyQueries, GitMetadataError, ResolveContext,
-    git_metadata,
+    ENFORCED_PROTECTED_NAMES, FileSystemPolicyQueries, GitMetadataError, RefusedWritableRoot,
+    ResolveContext, git_metadata,
 };
 use airlock_protocol::{FileSystemPath, FileSystemSandboxPolicy, FileSystemSpecialPath};
 
@@ -254,8 +254,8 @@ pub fn resolve_mount_inputs_in(
         }
     }
 
-    let mut warnings = launch_warnings(policy, &ctx);
-    let roots = policy.get_writable_roots(&ctx);
+    let (roots, refused) = policy.get_writable_roots_judged(&ctx);
+    let mut warnings = launch_warnings(policy, &ctx, &refused);
     // Missing homes are kept from being created like missing protected names.
     let homes: Vec<PathBuf> = ctx
         .protected_homes
@@ -502,10 +502,14 @@ pub fn resolve_mount_inputs_in(
 }
 
 /// What the user is told about a launch of `policy`: an ignored `$TMPDIR` (when the
-/// profile uses `:tmpdir`) and every write entry kept read-only (see
-/// [`FileSystemPolicyQueries::get_refused_writable_roots`]).
+/// profile uses `:tmpdir`) and every write entry kept read-only (`refused`, from
+/// [`FileSystemPolicyQueries::get_writable_roots_judged`]).
 #[must_use]
-pub fn launch_warnings(policy: &FileSystemSandboxPolicy, ctx: &ResolveContext) -> Vec<String> {
+pub fn launch_warnings(
+    policy: &FileSystemSandboxPolicy,
+    ctx: &ResolveContext,
+    refused: &[RefusedWritableRoot],
+) -> Vec<String> {
     let mut out = Vec::new();
     let uses_tmpdir = policy.entries.iter().any(|e| {
         matches!(
@@ -518,12 +522,7 @@ pub fn launch_warnings(policy: &FileSystemSandboxPolicy, ctx: &ResolveContext) -
     if uses_tmpdir && let Some(ignored) = &ctx.ignored_tmpdir {
         out.push(ignored.to_string());
     }
-    out.extend(
-        policy
-            .get_refused_writable_roots(ctx)
-            .iter()
-            .map(ToString::to_string),
-    );
+    out.extend(refused.iter().map(ToString::to_string));
     out
 }
 

@@ -6,7 +6,7 @@ use std::os::unix::fs::symlink;
 use std::path::{Path, PathBuf};
 
 use airlock_permissions::{
-    ResolveContext, built_in_profile, file_system_sandbox_policy,
+    FileSystemPolicyQueries, ResolveContext, built_in_profile, file_system_sandbox_policy,
     materialize_project_roots_with_workspace_roots,
 };
 use airlock_protocol::{
@@ -102,7 +102,9 @@ fn refused_roots_become_launch_warnings() {
     let link = ws.join("vendor");
     symlink(".git", &link).unwrap();
     let policy = policy(&ws, &[(&link, FileSystemAccessMode::Write)]);
-    let warnings = launch_warnings(&policy, &ResolveContext::with_tmpdir(&ws, None));
+    let ctx = ResolveContext::with_tmpdir(&ws, None);
+    let (_, refused) = policy.get_writable_roots_judged(&ctx);
+    let warnings = launch_warnings(&policy, &ctx, &refused);
     assert_eq!(warnings.len(), 1, "{warnings:?}");
     assert!(
         warnings[0].starts_with(&format!(

@@ -9,7 +9,10 @@
 //! asks. [`intersect_permission_profiles`] and [`effective_permission_profile`] handle per-command
 //! additional permissions; [`to_legacy_sandbox_policy`] projects onto the legacy policy.
 //! [`git_metadata()`] and [`enclosing_git_entries`] find everything git reads a repository from,
-//! so that a protected `.git` protects its repository wherever it lives.
+//! so that a protected `.git` protects its repository wherever it lives. Writable roots are
+//! judged by where they resolve to (`root_judge`): `$TMPDIR` is validated, `$AIRLOCK_HOME` and
+//! `$CODEX_HOME` are never writable, and a symlinked root into a protected, denied or
+//! read-only place stays read-only ([`RefusedWritableRoot`] says why).
 //!
 //! Rules kept throughout (spec README): never a silently wider permission — unknown tokens are
 //! kept but not enforced, unresolvable entries resolve to nothing, invalid globs deny every read,

@@ -92,6 +92,12 @@ pub trait FileSystemPolicyQueries {
     /// read-only; each says why.
     fn get_refused_writable_roots(&self, ctx: &ResolveContext) -> Vec<RefusedWritableRoot>;
 
+    /// [`Self::get_writable_roots`] and [`Self::get_refused_writable_roots`] in one pass.
+    fn get_writable_roots_judged(
+        &self,
+        ctx: &ResolveContext,
+    ) -> (Vec<WritableRoot>, Vec<RefusedWritableRoot>);
+
     /// [`Self::get_writable_roots`] with `$TMPDIR` from the process.
     fn get_writable_roots_with_cwd(&self, cwd: &Path) -> Vec<WritableRoot> {
         self.get_writable_roots(&ResolveContext::new(cwd))
@@ -362,6 +368,13 @@ impl FileSystemPolicyQueries for FileSystemSandboxPolicy {
 
     fn get_refused_writable_roots(&self, ctx: &ResolveContext) -> Vec<RefusedWritableRoot> {
         judged_writable_roots(self, ctx).1
+    }
+
+    fn get_writable_roots_judged(
+        &self,
+        ctx: &ResolveContext,
+    ) -> (Vec<WritableRoot>, Vec<RefusedWritableRoot>) {
+        judged_writable_roots(self, ctx)
     }
 
     fn get_unreadable_roots(&self, ctx: &ResolveContext) -> Vec<PathBuf> {
