@@ -122,6 +122,7 @@ fn a_tmpdir_inside_git_or_a_denied_path_is_ignored() {
         m = marker.display()
     );
     for tmpdir in [git_dir.clone(), git_dir.join("hooks")] {
+        let _ = std::fs::remove_file(git_dir.join("hooks/pre-commit"));
         let value = tmpdir.to_str().unwrap();
         let out = sandbox(&dirs, ":workspace", &plant, &[("TMPDIR", value)]);
         let text = stderr(&out);
@@ -129,7 +130,7 @@ fn a_tmpdir_inside_git_or_a_denied_path_is_ignored() {
             text.contains(&format!("warning: ignoring TMPDIR={value}: ")),
             "{text}"
         );
-        assert!(text.contains("protected (read-only)"), "{text}");
+        assert!(text.contains("protected"), "{text}");
         assert!(!exists(git_dir.join("hooks/planted")), "{text}");
         assert!(!exists(git_dir.join("hooks/pre-commit")), "{text}");
         let _ = git(&["status", "--short"]);
@@ -141,6 +142,41 @@ fn a_tmpdir_inside_git_or_a_denied_path_is_ignored() {
             "{shown}"
         );
     }
+    // A nested repository's `.git` (protected by the mount plan, not by a profile entry).
+    let lib = dirs.ws.join("vendor/lib");
+    std::fs::create_dir_all(&lib).unwrap();
+    let lib_git = |args: &[&str]| {
+        Command::new("git")
+            .args(args)
+            .current_dir(&lib)
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .output()
+            .unwrap()
+    };
+    assert!(lib_git(&["init", "-q"]).status.success());
+    let nested = lib.join(".git");
+    let out = sandbox(
+        &dirs,
+        ":workspace",
+        &format!(
+            "git config --file '{g}/config' core.fsmonitor 'touch {m}'; echo x > '{g}/planted'",
+            g = nested.display(),
+            m = marker.display()
+        ),
+        &[("TMPDIR", nested.to_str().unwrap())],
+    );
+    assert!(
+        stderr(&out).contains(&format!("warning: ignoring TMPDIR={}: ", nested.display())),
+        "{}",
+        all(&out)
+    );
+    assert!(!exists(nested.join("planted")), "{}", all(&out));
+    let _ = lib_git(&["status", "--short"]);
+    assert!(
+        !exists(&marker),
+        "host git in the nested repository ran the plant"
+    );
     // Inside a denied directory.
     let secret = outside.join("secret");
     std::fs::create_dir_all(secret.join("sub")).unwrap();

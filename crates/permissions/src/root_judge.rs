@@ -23,6 +23,7 @@ use airlock_protocol::FileSystemPath;
 use airlock_protocol::FileSystemSandboxPolicy;
 use airlock_protocol::FileSystemSpecialPath;
 
+use crate::builtins::ENFORCED_PROTECTED_NAMES;
 use crate::context::ResolveContext;
 use crate::context::Resolved;
 use crate::context::resolve;
@@ -213,6 +214,20 @@ pub(crate) fn judge_roots(
             ));
             continue;
         }
+        // Protected metadata anywhere on the way (a nested repository's `.git`, whose
+        // protection the mount plan adds later, included).
+        if let Some(name) = target.components().find_map(|c| match c {
+            std::path::Component::Normal(name) => ENFORCED_PROTECTED_NAMES
+                .iter()
+                .find(|protected| name == **protected),
+            _ => None,
+        }) {
+            refused.push(refuse(format!(
+                "{} lies inside a `{name}` directory, which is protected metadata",
+                target.display()
+            )));
+            continue;
+        }
         let canonical = &canonical;
         let others = || (0..roots.len()).filter(move |other| canonical[*other] != *target);
         if let Some((other, sub)) = others().find_map(|other| {
@@ -364,12 +379,14 @@ mod tests {
         let (_dir, base) = base();
         let ws = base.join("ws");
         std::fs::create_dir_all(ws.join(".git/hooks")).unwrap();
+        std::fs::create_dir_all(ws.join("vendor/lib/.git")).unwrap();
         let secret = base.join("secret");
         std::fs::create_dir_all(secret.join("sub")).unwrap();
         let deny = [(secret.as_path(), FileSystemAccessMode::Deny)];
         for (tmpdir, extra, reason) in [
-            (ws.join(".git"), &[][..], "protected (read-only)"),
-            (ws.join(".git/hooks"), &[][..], "protected (read-only)"),
+            (ws.join(".git"), &[][..], "protected metadata"),
+            (ws.join(".git/hooks"), &[][..], "protected metadata"),
+            (ws.join("vendor/lib/.git"), &[][..], "protected metadata"),
             (secret.join("sub"), &deny[..], "which the profile denies"),
         ] {
             let policy = policy(&ws, extra);
@@ -395,6 +412,39 @@ mod tests {
         let ctx = ResolveContext::with_tmpdir(&ws, Some(tmp.clone()));
         assert!(roots(&policy, &ctx).contains(&tmp));
         assert!(policy.get_refused_writable_roots(&ctx).is_empty());
+    }
+
+    /// A git directory that is not named `.git` (`gitdir: ./.bare`) is judged by the
+    /// carve-outs of the root that holds its pointer.
+    #[test]
+    fn a_tmpdir_in_a_pointed_to_git_directory_is_refused() {
+        let (_dir, base) = base();
+        let ws = base.join("ws");
+        let bare = ws.join(".bare");
+        for dir in ["hooks", "objects", "refs"] {
+            std::fs::create_dir_all(bare.join(dir)).unwrap();
+        }
+        std::fs::write(bare.join("HEAD"), "ref: refs/heads/main\n").unwrap();
+        std::fs::write(bare.join("config"), "[core]\n\tbare = false\n").unwrap();
+        std::fs::write(ws.join(".git"), "gitdir: ./.bare\n").unwrap();
+        let policy = policy(&ws, &[]);
+        for tmpdir in [bare.clone(), bare.join("hooks")] {
+            let ctx = ResolveContext::with_tmpdir(&ws, Some(tmpdir.clone()));
+            assert!(!roots(&policy, &ctx).contains(&tmpdir), "{tmpdir:?}");
+            let refused = policy.get_refused_writable_roots(&ctx);
+            assert!(
+                refused[0]
+                    .reason
+                    .contains("protected (read-only) under the writable root"),
+                "{refused:?}"
+            );
+            let ws_root = policy
+                .get_writable_roots(&ctx)
+                .into_iter()
+                .find(|r| r.root == ws)
+                .unwrap();
+            assert!(ws_root.read_only_subpaths.contains(&bare), "{ws_root:?}");
+        }
     }
 
     #[test]
@@ -485,7 +535,7 @@ mod tests {
                 .unwrap()
         };
         assert!(reason(&to_outside).contains("could have made it"));
-        assert!(reason(&to_git).contains("protected (read-only)"));
+        assert!(reason(&to_git).contains("protected metadata"));
 
         // The host's own symlink (outside every writable root): a `:root = read` entry
         // covers the spelling too, so the write entry wins; an entry naming the target
