@@ -38,6 +38,7 @@
 
 pub mod args;
 pub mod bwrap_path;
+mod dangling;
 mod gitdir;
 pub mod globs;
 pub mod mounts;

@@ -10,6 +10,7 @@ use airlock_permissions::{
 };
 use airlock_protocol::{FileSystemPath, FileSystemSandboxPolicy, FileSystemSpecialPath};
 
+use crate::dangling::{canonical_prefix, dangling_target};
 use crate::gitdir::{GitProtection, protect_enclosing, protect_git_entry};
 use crate::globs::{GlobExpandError, expand_deny_globs};
 use crate::mounts::{DenyMask, MountInputs, WritableMount};
@@ -524,46 +525,6 @@ pub fn launch_warnings(
     }
     out.extend(refused.iter().map(ToString::to_string));
     out
-}
-
-/// Where a dangling symlink points: its target joined onto the link's (resolved) parent,
-/// following further links as far as they exist (at most 40, as the kernel does).
-fn dangling_target(link: &Path) -> PathBuf {
-    let mut current = link.to_path_buf();
-    for _ in 0..40 {
-        let Ok(target) = std::fs::read_link(&current) else {
-            break;
-        };
-        let parent = current.parent().unwrap_or(Path::new("/"));
-        let parent = canonical(parent).unwrap_or_else(|| parent.to_path_buf());
-        current = airlock_permissions::normalize_lexically(&parent.join(target));
-        if !std::fs::symlink_metadata(&current).is_ok_and(|m| m.file_type().is_symlink()) {
-            break;
-        }
-    }
-    canonical_prefix(&current)
-}
-
-/// `path` with its longest existing prefix canonicalised and the rest appended.
-fn canonical_prefix(path: &Path) -> PathBuf {
-    let mut missing = Vec::new();
-    let mut current = path;
-    loop {
-        if let Some(real) = canonical(current) {
-            let mut out = real;
-            for part in missing.iter().rev() {
-                out.push(part);
-            }
-            return out;
-        }
-        match (current.parent(), current.file_name()) {
-            (Some(parent), Some(name)) => {
-                missing.push(name.to_owned());
-                current = parent;
-            }
-            _ => return path.to_path_buf(),
-        }
-    }
 }
 
 #[cfg(test)]

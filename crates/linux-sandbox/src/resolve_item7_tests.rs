@@ -14,7 +14,8 @@ use airlock_protocol::{
     FileSystemSpecialPath,
 };
 
-use super::{dangling_target, launch_warnings, resolve_mount_inputs};
+use super::{launch_warnings, resolve_mount_inputs};
+use crate::dangling::dangling_target;
 
 /// `:workspace` at `ws` without `/tmp` (the checkout may lie under it) plus `extra`.
 fn policy(ws: &Path, extra: &[(&Path, FileSystemAccessMode)]) -> FileSystemSandboxPolicy {
