@@ -422,6 +422,7 @@ pub fn resolve_mount_inputs_in(
     }
 
     let mut deny = Vec::new();
+    let mut dangling: Vec<PathBuf> = Vec::new();
     let mut add_deny = |path: PathBuf| -> Result<(), ResolveError> {
         match std::fs::symlink_metadata(&path) {
             Ok(meta) => {
@@ -440,16 +441,14 @@ pub fn resolve_mount_inputs_in(
                     None if meta.file_type().is_symlink() => {
                         // A dangling symlink: what it names does not exist yet. Inside a
                         // writable root the command could create it, so its first missing
-                        // component is masked; elsewhere the command cannot create it and
-                        // bubblewrap cannot mount there.
+                        // component gets an empty read-only placeholder for the run (removed
+                        // afterwards, so the host is left as it was); elsewhere the command
+                        // cannot create it and bubblewrap cannot mount there.
                         let target = dangling_target(&path);
                         match canonical_roots.iter().find(|r| target.starts_with(r)) {
                             Some(root) => {
                                 if let Some(missing) = first_missing(root, &target) {
-                                    deny.push(DenyMask {
-                                        path: missing,
-                                        is_dir: false,
-                                    });
+                                    dangling.push(missing);
                                 }
                             }
                             None => warnings.push(format!(
@@ -491,6 +490,13 @@ pub fn resolve_mount_inputs_in(
             add_deny(path)?;
         }
     }
+    route_git_protection(
+        &mut writable,
+        GitProtection {
+            read_only: Vec::new(),
+            placeholders: dangling,
+        },
+    );
     // The launcher decides about /proc (it depends on what the kernel allows).
     Ok(MountInputs {
         full_read,

@@ -66,8 +66,13 @@ fn dangling_deny_symlinks_mask_their_target_or_warn() {
     let inputs =
         resolve_mount_inputs(&policy(&ws, &[(&inside, deny), (&outside, deny)]), &ws).unwrap();
     let masked: Vec<&Path> = inputs.deny.iter().map(|d| d.path.as_path()).collect();
-    // The first missing component of the target inside the workspace: `sub` cannot be made.
-    assert!(masked.contains(&ws.join("sub").as_path()), "{masked:?}");
+    // The first missing component of the target inside the workspace, `sub`, gets a
+    // read-only placeholder: it cannot be made.
+    let ws_mount = inputs.writable.iter().find(|w| w.root == ws).unwrap();
+    assert!(
+        ws_mount.placeholders.contains(&ws.join("sub")),
+        "{ws_mount:?}"
+    );
     assert!(!masked.contains(&outside.as_path()), "{masked:?}");
     assert!(
         inputs.warnings.iter().any(|w| w.contains(&format!(
