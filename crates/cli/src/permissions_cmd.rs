@@ -230,6 +230,9 @@ fn summary(selected: &SelectedPermissions, profile: &PermissionProfile, cwd: &Pa
             for subpath in &root.read_only_subpaths {
                 let note = if *subpath == dot_git {
                     git_entry_note(&git)
+                } else if is_protected_home(&ctx, subpath) {
+                    " (Airlock's or Codex's home: config, rules and audit log, always read-only)"
+                        .to_owned()
                 } else if above.skipped.contains(subpath) {
                     " (not a git directory above this root: kept as it is)".to_owned()
                 } else if above.missing.contains(subpath) {
@@ -246,6 +249,37 @@ fn summary(selected: &SelectedPermissions, profile: &PermissionProfile, cwd: &Pa
                     }
                 };
                 let _ = writeln!(out, "    read-only: {}{note}", subpath.display());
+            }
+        }
+        let refused = policy.get_refused_writable_roots(&ctx);
+        let uses_tmpdir = policy.entries.iter().any(|e| {
+            matches!(
+                &e.path,
+                FileSystemPath::Special {
+                    value: FileSystemSpecialPath::Tmpdir
+                }
+            )
+        });
+        let ignored = ctx.ignored_tmpdir.as_ref().filter(|_| uses_tmpdir);
+        if !refused.is_empty() || ignored.is_some() {
+            let _ = writeln!(out, "write entries kept read-only:");
+            if let Some(ignored) = ignored {
+                let _ = writeln!(
+                    out,
+                    "  TMPDIR={} (ignored: {})",
+                    ignored.value.display(),
+                    ignored.reason
+                );
+            }
+            for root in &refused {
+                let what = if root.from_tmpdir { "TMPDIR=" } else { "" };
+                let _ = writeln!(
+                    out,
+                    "  {what}{} (resolves to {}; not writable: {})",
+                    root.root.display(),
+                    root.resolved.display(),
+                    root.reason
+                );
             }
         }
         let _ = writeln!(out, "denied reads:");
@@ -277,6 +311,14 @@ fn summary(selected: &SelectedPermissions, profile: &PermissionProfile, cwd: &Pa
     };
     let _ = writeln!(out, "network: {network}");
     out
+}
+
+/// Whether `path` is `$AIRLOCK_HOME` or `$CODEX_HOME` (as listed under a writable root).
+fn is_protected_home(ctx: &ResolveContext, path: &Path) -> bool {
+    let real = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+    ctx.protected_homes
+        .iter()
+        .any(|home| home == path || real(home) == real(path))
 }
 
 /// What `permissions show` adds after a writable root's `.git` line when git would not use it

@@ -136,6 +136,8 @@ fn run_sandbox(args: SandboxArgs) -> anyhow::Result<i32> {
                 apply_seccomp_then_exec: false,
                 bwrap_path: airlock_sandbox::bwrap_path_from_config(&config.table)?,
                 status_fd: None,
+                // The helper runs in this process and reads the same environment.
+                protected_homes: Vec::new(),
                 command: args.command,
             };
             if args.dry_run {

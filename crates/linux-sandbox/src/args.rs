@@ -4,8 +4,12 @@
 //! ```text
 //! airlock linux-sandbox --sandbox-policy-cwd DIR --command-cwd DIR
 //!     --permission-profile JSON [--use-legacy-landlock] [--no-proc]
-//!     [--apply-seccomp-then-exec] [--bwrap PATH] [--status-fd N] -- COMMAND...
+//!     [--apply-seccomp-then-exec] [--bwrap PATH] [--status-fd N]
+//!     [--protected-home DIR]... -- COMMAND...
 //! ```
+//! `--protected-home` names the launcher's `$AIRLOCK_HOME`/`$CODEX_HOME`: the helper may run
+//! with the command's filtered environment, which need not hold them; they are added to the
+//! homes the helper finds in its own environment (never fewer).
 //! `--bwrap` is `[sandbox] bwrap_path` (see [`crate::bwrap_path`]); `--status-fd` names
 //! the write end of the launcher's status pipe (see [`crate::status`]).
 //! The profile is the *effective* `PermissionProfile` (additional permissions already
@@ -36,6 +40,8 @@ pub struct HelperArgs {
     /// Inherited descriptor on which the helper reports set-up failures and bubblewrap
     /// its JSON status (so the launcher can tell a set-up failure from the command's own).
     pub status_fd: Option<i32>,
+    /// Extra folders kept read-only like `$AIRLOCK_HOME` (the launcher's homes).
+    pub protected_homes: Vec<PathBuf>,
     /// The command, at least one element.
     pub command: Vec<OsString>,
 }
@@ -78,6 +84,7 @@ impl HelperArgs {
         let (mut policy_cwd, mut command_cwd, mut profile) = (None, None, None);
         let (mut legacy, mut no_proc, mut inner) = (false, false, false);
         let (mut bwrap_path, mut status_fd) = (None, None);
+        let mut protected_homes = Vec::new();
         let mut command = Vec::new();
         while let Some(arg) = args.next() {
             let mut value = |name: &str| {
@@ -100,6 +107,9 @@ impl HelperArgs {
                 Some("--no-proc") => no_proc = true,
                 Some("--apply-seccomp-then-exec") => inner = true,
                 Some("--bwrap") => bwrap_path = Some(PathBuf::from(value("--bwrap")?)),
+                Some("--protected-home") => {
+                    protected_homes.push(PathBuf::from(value("--protected-home")?));
+                }
                 Some("--status-fd") => {
                     let raw = value("--status-fd")?;
                     let fd = raw
@@ -128,6 +138,7 @@ impl HelperArgs {
             apply_seccomp_then_exec: inner,
             bwrap_path,
             status_fd,
+            protected_homes,
             command,
         })
     }
@@ -163,6 +174,10 @@ impl HelperArgs {
             out.push("--status-fd".into());
             out.push(fd.to_string().into());
         }
+        for home in &self.protected_homes {
+            out.push("--protected-home".into());
+            out.push(home.clone().into());
+        }
         out.push("--".into());
         out.extend(self.command.iter().cloned());
         out
@@ -192,6 +207,7 @@ mod tests {
             apply_seccomp_then_exec: true,
             bwrap_path: Some("/opt/bwrap".into()),
             status_fd: Some(7),
+            protected_homes: vec!["/h/.airlock".into(), "/h/.codex".into()],
             command: vec!["ls".into(), "--".into(), "-la".into()],
         };
         assert_eq!(HelperArgs::parse(args.to_args()).unwrap(), args);

@@ -31,7 +31,7 @@ use crate::bwrap_path::{BwrapError, choose_bwrap};
 use crate::fds::{data_fd, empty_data_fd};
 use crate::mounts::{DATA_FD_PLACEHOLDER, MountArgs, build_mount_args};
 use crate::placeholders::PlaceholderGuard;
-use crate::resolve::{ResolveError, resolve_mount_inputs};
+use crate::resolve::{ResolveError, resolve_mount_inputs_in};
 use crate::seccomp::{
     NetworkSeccompMode, SeccompError, build_filter, build_userns_filters, program_bytes,
 };
@@ -64,6 +64,9 @@ pub enum LaunchError {
         /// Why.
         source: std::io::Error,
     },
+    /// A placeholder mount point could not be created (see [`crate::placeholders`]).
+    #[error("could not start the sandbox: {0}")]
+    MountPoint(crate::placeholders::PlaceholderError),
     /// Preparing descriptors or placeholders failed.
     #[error("could not prepare the sandbox: {0}")]
     Prepare(std::io::Error),
@@ -188,6 +191,19 @@ pub fn namespace_args(options: NamespaceOptions, cwd: &Path, seccomp_fds: &[i32]
     args
 }
 
+/// What the helper resolves entries against: its own environment plus the launcher's
+/// protected homes (see [`HelperArgs::protected_homes`]).
+fn helper_context(args: &HelperArgs) -> ResolveContext {
+    let mut ctx = ResolveContext::new(&args.sandbox_policy_cwd);
+    for home in &args.protected_homes {
+        let home = airlock_permissions::absolutize(home, &args.sandbox_policy_cwd);
+        if !ctx.protected_homes.contains(&home) {
+            ctx.protected_homes.push(home);
+        }
+    }
+    ctx
+}
+
 /// Prepares the bubblewrap launch for `args` with a restricted `policy`.
 ///
 /// # Errors
@@ -202,7 +218,10 @@ pub fn prepare_bwrap(
         &crate::bwrap_path::writable_roots(policy, &args.sandbox_policy_cwd),
     )?
     .path;
-    let mut inputs = resolve_mount_inputs(policy, &args.sandbox_policy_cwd)?;
+    let mut inputs = resolve_mount_inputs_in(policy, &helper_context(args))?;
+    for warning in &inputs.warnings {
+        eprintln!("airlock: warning: {warning}");
+    }
     let features = crate::probe::bwrap_features(&bwrap).ok_or(LaunchError::Unsupported(
         "could not run `bwrap --version`; check the bubblewrap installation with `airlock doctor`",
     ))?;
@@ -428,7 +447,7 @@ fn launch_confined(
     } else {
         Some(
             PlaceholderGuard::acquire(&launch.created_mount_points)
-                .map_err(LaunchError::Prepare)?,
+                .map_err(LaunchError::MountPoint)?,
         )
     };
     let spawned = command.spawn();

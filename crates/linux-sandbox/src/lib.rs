@@ -14,6 +14,9 @@
 //! ([`mounts::pinned_ancestors`]).
 //!
 //! Current limitations:
+//! - a deny entry on a dangling symlink whose target lies outside every writable root
+//!   is skipped with a warning (bubblewrap cannot mount on a path that does not exist
+//!   in a read-only area; the command cannot create it there either);
 //! - files created after launch that match a deny glob are not masked (bubblewrap can
 //!   only mask what exists); symlinked directories are not followed when expanding
 //!   deny globs;
@@ -35,6 +38,7 @@
 
 pub mod args;
 pub mod bwrap_path;
+mod dangling;
 mod gitdir;
 pub mod globs;
 pub mod mounts;
@@ -49,7 +53,7 @@ pub mod landlock_mode;
 #[cfg(target_os = "linux")]
 pub mod launch;
 #[cfg(target_os = "linux")]
-mod placeholders;
+pub mod placeholders;
 #[cfg(target_os = "linux")]
 pub mod seccomp;
 #[cfg(target_os = "linux")]

@@ -58,6 +58,9 @@ pub struct MountInputs {
     /// Mount a fresh `/proc` (with `/proc/sys` read-only) right after `/dev`, so that
     /// deny masks under `/proc` come after it and hold.
     pub mount_proc: bool,
+    /// What the plan leaves out, for the user (an ignored `$TMPDIR`, a write entry kept
+    /// read-only, a deny entry with nothing to mask); printed before the launch.
+    pub warnings: Vec<String>,
 }
 
 /// The filesystem arguments plus what launching them needs.

@@ -49,6 +49,38 @@ fn open_dir(path: &Path) -> io::Result<File> {
         .open(path)
 }
 
+/// A placeholder mount point that could not be made: which one, and the cause.
+#[derive(Debug, thiserror::Error)]
+#[error("{}", describe(path, cause))]
+pub struct PlaceholderError {
+    /// The mount point (a missing protected path inside a writable root).
+    pub path: PathBuf,
+    /// Why it could not be created or locked (part of the message, not a separate cause).
+    pub cause: io::Error,
+}
+
+/// The message of a [`PlaceholderError`], with the fix for the usual causes.
+fn describe(path: &Path, source: &io::Error) -> String {
+    let parent = path.parent().unwrap_or(Path::new("/")).display();
+    let fix = match source.raw_os_error() {
+        Some(libc::EROFS) if path.starts_with("/tmp") => format!(
+            "{parent} is on a read-only filesystem, so it cannot be a writable root: remount /tmp writable (e.g. a tmpfs), or use a profile that does not make it writable (one without \":slash_tmp\" = \"write\")"
+        ),
+        Some(libc::EROFS) => format!(
+            "{parent} is on a read-only filesystem, so it cannot be a writable root: remount it writable, or use a profile that does not make it writable"
+        ),
+        Some(libc::EACCES | libc::EPERM) => format!(
+            "this user cannot create entries in {parent}: give it write permission (and clear any immutable attribute), or use a profile that does not make it writable"
+        ),
+        _ => "fix the cause above, or use a profile that does not make this directory writable"
+            .to_owned(),
+    };
+    format!(
+        "cannot create the mount point {} that keeps this protected path from being created by the command: {source}; {fix}",
+        path.display()
+    )
+}
+
 /// One placeholder held by this launch.
 #[derive(Debug)]
 struct Held {
@@ -69,17 +101,27 @@ impl PlaceholderGuard {
     /// plan decided what to do with it.
     ///
     /// # Errors
-    /// A placeholder could not be created or opened, or another process kept it
-    /// locked exclusively for longer than a removal takes (then nothing runs: the
-    /// sandbox would not be protected against that placeholder's removal).
-    pub fn acquire(paths: &[PathBuf]) -> io::Result<Self> {
+    /// A placeholder could not be created or opened (a read-only `/tmp`, a directory
+    /// without write permission), or another process kept it locked exclusively for
+    /// longer than a removal takes (then nothing runs: the sandbox would not be
+    /// protected against that placeholder's removal). The error names the path; the
+    /// placeholders made so far are removed again.
+    pub fn acquire(paths: &[PathBuf]) -> Result<Self, PlaceholderError> {
         let mut held = Vec::with_capacity(paths.len());
         for path in paths {
-            if let Some(dir) = lock_placeholder(path)? {
-                held.push(Held {
+            match lock_placeholder(path) {
+                Ok(Some(dir)) => held.push(Held {
                     path: path.clone(),
                     dir,
-                });
+                }),
+                Ok(None) => {}
+                Err(source) => {
+                    Self { held }.release();
+                    return Err(PlaceholderError {
+                        path: path.clone(),
+                        cause: source,
+                    });
+                }
             }
         }
         Ok(Self { held })
@@ -259,5 +301,47 @@ mod tests {
         assert!(guard.held.is_empty());
         guard.release();
         assert!(std::fs::symlink_metadata(&link).is_ok() && file.is_file());
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod error_tests {
+    use super::*;
+
+    /// The message names the mount point and the fix for the usual causes (a read-only
+    /// filesystem, a directory this user cannot write).
+    #[test]
+    fn a_mount_point_that_cannot_be_made_names_the_path_and_the_fix() {
+        let erofs = PlaceholderError {
+            path: PathBuf::from("/tmp/.git"),
+            cause: io::Error::from_raw_os_error(libc::EROFS),
+        }
+        .to_string();
+        assert!(
+            erofs.contains("cannot create the mount point /tmp/.git"),
+            "{erofs}"
+        );
+        assert!(
+            erofs.contains("/tmp is on a read-only filesystem"),
+            "{erofs}"
+        );
+        assert!(erofs.contains(":slash_tmp"), "{erofs}");
+        let eacces = PlaceholderError {
+            path: PathBuf::from("/srv/ws/.codex"),
+            cause: io::Error::from_raw_os_error(libc::EACCES),
+        }
+        .to_string();
+        assert!(
+            eacces.contains("cannot create entries in /srv/ws"),
+            "{eacces}"
+        );
+        // A failed acquire removes the placeholders it made before the failure.
+        let root = tempfile::tempdir().unwrap();
+        let made = root.path().join(".aws");
+        let blocked = root.path().join("missing-parent/.git");
+        let error = PlaceholderGuard::acquire(&[made.clone(), blocked.clone()]).unwrap_err();
+        assert_eq!(error.path, blocked);
+        assert!(!made.exists(), "placeholder left behind");
     }
 }

@@ -5,11 +5,12 @@
 use std::path::{Component, Path, PathBuf};
 
 use airlock_permissions::{
-    ENFORCED_PROTECTED_NAMES, FileSystemPolicyQueries, GitMetadataError, ResolveContext,
-    git_metadata,
+    ENFORCED_PROTECTED_NAMES, FileSystemPolicyQueries, GitMetadataError, RefusedWritableRoot,
+    ResolveContext, git_metadata,
 };
-use airlock_protocol::FileSystemSandboxPolicy;
+use airlock_protocol::{FileSystemPath, FileSystemSandboxPolicy, FileSystemSpecialPath};
 
+use crate::dangling::{canonical_prefix, dangling_target};
 use crate::gitdir::{GitProtection, protect_enclosing, protect_git_entry};
 use crate::globs::{GlobExpandError, expand_deny_globs};
 use crate::mounts::{DenyMask, MountInputs, WritableMount};
@@ -226,7 +227,20 @@ pub fn resolve_mount_inputs(
     policy: &FileSystemSandboxPolicy,
     cwd: &Path,
 ) -> Result<MountInputs, ResolveError> {
-    let ctx = ResolveContext::new(cwd);
+    resolve_mount_inputs_in(policy, &ResolveContext::new(cwd))
+}
+
+/// [`resolve_mount_inputs`] against an explicit context (the helper adds the launcher's
+/// protected homes to the process's).
+///
+/// # Errors
+/// As [`resolve_mount_inputs`].
+pub fn resolve_mount_inputs_in(
+    policy: &FileSystemSandboxPolicy,
+    ctx: &ResolveContext,
+) -> Result<MountInputs, ResolveError> {
+    let cwd = ctx.cwd.as_path();
+    let ctx = ctx.clone();
     let readable = policy.get_readable_roots(&ctx);
     let full_read = readable.iter().any(|p| p.parent().is_none());
     let mut readable_roots: Vec<PathBuf> = Vec::new();
@@ -241,10 +255,20 @@ pub fn resolve_mount_inputs(
         }
     }
 
-    let roots = policy.get_writable_roots(&ctx);
+    let (roots, refused) = policy.get_writable_roots_judged(&ctx);
+    let mut warnings = launch_warnings(policy, &ctx, &refused);
+    // Missing homes are kept from being created like missing protected names.
+    let homes: Vec<PathBuf> = ctx
+        .protected_homes
+        .iter()
+        .map(|h| canonical_prefix(h))
+        .collect();
     let canonical_roots: Vec<PathBuf> = roots.iter().filter_map(|w| canonical(&w.root)).collect();
     let in_writable = |p: &Path| canonical_roots.iter().any(|r| p.starts_with(r));
 
+    // Deny entries are read-only subpaths of the roots that hold them too; one that is a
+    // symlink is enforced on its target by the deny masks below instead.
+    let denied = policy.get_unreadable_roots(&ctx);
     let mut writable = Vec::new();
     // `.git` entries whose repositories' git directories are protected after the loop,
     // wherever those lie (see `gitdir`).
@@ -300,6 +324,11 @@ pub fn resolve_mount_inputs(
                 mount.placeholders.push(remapped);
                 continue;
             }
+            if denied.contains(sub)
+                && std::fs::symlink_metadata(&remapped).is_ok_and(|m| m.file_type().is_symlink())
+            {
+                continue;
+            }
             if std::fs::symlink_metadata(&remapped).is_ok() {
                 if let Some(link) = first_symlink(&remapped)
                     && in_writable(link.parent().unwrap_or(Path::new("/")))
@@ -323,6 +352,10 @@ pub fn resolve_mount_inputs(
                     .is_some_and(|n| ENFORCED_PROTECTED_NAMES.iter().any(|p| n == *p));
             if is_protected_name {
                 mount.placeholders.push(remapped);
+            } else if homes.contains(&remapped)
+                && let Some(missing) = first_missing(&root, &remapped)
+            {
+                mount.placeholders.push(missing);
             } else if let Some(missing) = first_missing(&root, &remapped) {
                 mount.missing_read_only.push(missing);
             }
@@ -389,9 +422,10 @@ pub fn resolve_mount_inputs(
     }
 
     let mut deny = Vec::new();
+    let mut dangling: Vec<PathBuf> = Vec::new();
     let mut add_deny = |path: PathBuf| -> Result<(), ResolveError> {
         match std::fs::symlink_metadata(&path) {
-            Ok(_) => {
+            Ok(meta) => {
                 // A symlinked ancestor inside a writable root could be re-pointed after
                 // launch; the path itself being a symlink is fine (its target is masked).
                 if let Some(link) = path.parent().and_then(first_symlink)
@@ -402,7 +436,31 @@ pub fn resolve_mount_inputs(
                         symlink: link,
                     });
                 }
-                let target = canonical(&path).unwrap_or(path);
+                let target = match canonical(&path) {
+                    Some(target) => target,
+                    None if meta.file_type().is_symlink() => {
+                        // A dangling symlink: what it names does not exist yet. Inside a
+                        // writable root the command could create it, so its first missing
+                        // component gets an empty read-only placeholder for the run (removed
+                        // afterwards, so the host is left as it was); elsewhere the command
+                        // cannot create it and bubblewrap cannot mount there.
+                        let target = dangling_target(&path);
+                        match canonical_roots.iter().find(|r| target.starts_with(r)) {
+                            Some(root) => {
+                                if let Some(missing) = first_missing(root, &target) {
+                                    dangling.push(missing);
+                                }
+                            }
+                            None => warnings.push(format!(
+                                "deny entry {} is a symlink to the missing {}, outside every writable root: nothing to mask (the command cannot create it; if it appears while the command runs, it is readable)",
+                                path.display(),
+                                target.display()
+                            )),
+                        }
+                        return Ok(());
+                    }
+                    None => path,
+                };
                 let is_dir = target.is_dir();
                 deny.push(DenyMask {
                     path: target,
@@ -423,7 +481,7 @@ pub fn resolve_mount_inputs(
         }
         Ok(())
     };
-    for path in policy.get_unreadable_roots(&ctx) {
+    for path in denied {
         add_deny(path)?;
     }
     let globs = policy.get_unreadable_globs_with_cwd(cwd);
@@ -432,6 +490,13 @@ pub fn resolve_mount_inputs(
             add_deny(path)?;
         }
     }
+    route_git_protection(
+        &mut writable,
+        GitProtection {
+            read_only: Vec::new(),
+            placeholders: dangling,
+        },
+    );
     // The launcher decides about /proc (it depends on what the kernel allows).
     Ok(MountInputs {
         full_read,
@@ -439,5 +504,35 @@ pub fn resolve_mount_inputs(
         writable,
         deny,
         mount_proc: true,
+        warnings,
     })
 }
+
+/// What the user is told about a launch of `policy`: an ignored `$TMPDIR` (when the
+/// profile uses `:tmpdir`) and every write entry kept read-only (`refused`, from
+/// [`FileSystemPolicyQueries::get_writable_roots_judged`]).
+#[must_use]
+pub fn launch_warnings(
+    policy: &FileSystemSandboxPolicy,
+    ctx: &ResolveContext,
+    refused: &[RefusedWritableRoot],
+) -> Vec<String> {
+    let mut out = Vec::new();
+    let uses_tmpdir = policy.entries.iter().any(|e| {
+        matches!(
+            &e.path,
+            FileSystemPath::Special {
+                value: FileSystemSpecialPath::Tmpdir
+            }
+        )
+    });
+    if uses_tmpdir && let Some(ignored) = &ctx.ignored_tmpdir {
+        out.push(ignored.to_string());
+    }
+    out.extend(refused.iter().map(ToString::to_string));
+    out
+}
+
+#[cfg(test)]
+#[path = "resolve_item7_tests.rs"]
+mod item7_tests;

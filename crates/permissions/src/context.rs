@@ -11,33 +11,132 @@ use crate::paths::absolutize;
 use crate::paths::join_pattern;
 
 /// What entries are resolved against: the cwd (also the workspace root of an unmaterialised
-/// profile) and `$TMPDIR`. Built from the process environment with [`ResolveContext::new`], or
-/// with an explicit `tmpdir` for deterministic tests and remote environments.
+/// profile), `$TMPDIR`, and the folders that hold Airlock's and Codex's own configuration.
+/// Built from the process environment with [`ResolveContext::new`], or with an explicit
+/// `tmpdir` for deterministic tests and remote environments.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ResolveContext {
     /// Absolute working directory.
     pub cwd: PathBuf,
-    /// `$TMPDIR` when set and non-empty.
+    /// `$TMPDIR` when set and usable (see [`ResolveContext::new`]).
     pub tmpdir: Option<PathBuf>,
+    /// `$AIRLOCK_HOME` (default `~/.airlock`) and `$CODEX_HOME` (default `~/.codex`),
+    /// absolute: they hold configuration, rules and the audit log that later runs trust, so
+    /// they are never writable — read-only wherever a writable root contains them, and a
+    /// writable root inside one is refused (issue 11 item 7).
+    pub protected_homes: Vec<PathBuf>,
+    /// Why the process's `$TMPDIR` was ignored, when it was.
+    pub ignored_tmpdir: Option<IgnoredTmpdir>,
+}
+
+/// A `$TMPDIR` that does not become a writable root, and why (a warning for the user).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IgnoredTmpdir {
+    /// The value as set.
+    pub value: PathBuf,
+    /// Why it is ignored, in words.
+    pub reason: String,
+}
+
+impl std::fmt::Display for IgnoredTmpdir {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "ignoring TMPDIR={}: {}; the sandbox does not make it writable (set TMPDIR to an existing temporary directory)",
+            self.value.display(),
+            self.reason
+        )
+    }
+}
+
+/// Why `value` cannot be a temporary directory at all, whatever the profile: not absolute,
+/// not an existing directory, or the filesystem root (spec 04 §Resolution, issue 11 item 7).
+#[must_use]
+pub fn tmpdir_problem(value: &Path) -> Option<String> {
+    if !value.is_absolute() {
+        return Some("it is not an absolute path".to_owned());
+    }
+    let real = match std::fs::canonicalize(value) {
+        Ok(real) => real,
+        Err(e) => return Some(format!("it cannot be resolved ({e})")),
+    };
+    if !real.is_dir() {
+        return Some("it is not a directory".to_owned());
+    }
+    if real.parent().is_none() {
+        return Some("it is the filesystem root; the whole disk would become writable".to_owned());
+    }
+    None
+}
+
+/// `$TMPDIR` of this process, validated with [`tmpdir_problem`]: the usable value, or why it
+/// is ignored. Unset or empty is neither.
+#[must_use]
+pub fn tmpdir_from_env() -> (Option<PathBuf>, Option<IgnoredTmpdir>) {
+    let Some(value) = std::env::var_os("TMPDIR").filter(|v| !v.is_empty()) else {
+        return (None, None);
+    };
+    let value = PathBuf::from(value);
+    match tmpdir_problem(&value) {
+        None => (Some(value), None),
+        Some(reason) => (None, Some(IgnoredTmpdir { value, reason })),
+    }
+}
+
+/// `$AIRLOCK_HOME` (default `$HOME/.airlock`) and `$CODEX_HOME` (default `$HOME/.codex`) of
+/// this process, absolute against `cwd`; an unset home without `$HOME` is left out.
+#[must_use]
+pub fn protected_homes_from_env(cwd: &Path) -> Vec<PathBuf> {
+    let var = |name: &str| {
+        std::env::var_os(name)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    };
+    let home = var("HOME");
+    let mut out = Vec::new();
+    for (name, default) in [("AIRLOCK_HOME", ".airlock"), ("CODEX_HOME", ".codex")] {
+        if let Some(dir) = var(name).or_else(|| home.as_ref().map(|h| h.join(default))) {
+            let dir = absolutize(&dir, cwd);
+            if dir.parent().is_some() && !out.contains(&dir) {
+                out.push(dir);
+            }
+        }
+    }
+    out
 }
 
 impl ResolveContext {
-    /// Uses the process's `TMPDIR` (unset or empty → none).
+    /// From the process environment: `TMPDIR` checked with [`tmpdir_problem`] (a bad value is
+    /// recorded in [`Self::ignored_tmpdir`] and not used), and the protected homes of
+    /// [`protected_homes_from_env`].
     #[must_use]
     pub fn new(cwd: &Path) -> Self {
-        let tmpdir = std::env::var_os("TMPDIR")
-            .filter(|value| !value.is_empty())
-            .map(PathBuf::from);
-        Self::with_tmpdir(cwd, tmpdir)
+        let (tmpdir, ignored_tmpdir) = tmpdir_from_env();
+        Self {
+            cwd: cwd.to_path_buf(),
+            tmpdir,
+            protected_homes: protected_homes_from_env(cwd),
+            ignored_tmpdir,
+        }
     }
 
-    /// Uses the given `tmpdir` (relative values are ignored: they cannot be confined).
+    /// Uses the given `tmpdir` (relative values are ignored: they cannot be confined) and no
+    /// protected homes.
     #[must_use]
     pub fn with_tmpdir(cwd: &Path, tmpdir: Option<PathBuf>) -> Self {
         Self {
             cwd: cwd.to_path_buf(),
             tmpdir: tmpdir.filter(|dir| dir.is_absolute()),
+            protected_homes: Vec::new(),
+            ignored_tmpdir: None,
         }
+    }
+
+    /// The same context with `homes` as its protected homes.
+    #[must_use]
+    pub fn with_protected_homes(mut self, homes: Vec<PathBuf>) -> Self {
+        self.protected_homes = homes;
+        self
     }
 }
 
@@ -73,9 +172,11 @@ pub(crate) fn resolve(path: &FileSystemPath, ctx: &ResolveContext) -> Resolved {
                 None => absolutize(&ctx.cwd, &ctx.cwd),
             }),
             FileSystemSpecialPath::Tmpdir => {
-                ctx.tmpdir.as_deref().map_or(Resolved::Nothing, |dir| {
-                    Resolved::Path(absolutize(dir, &ctx.cwd))
-                })
+                // Never the filesystem root, however it is spelled (`TMPDIR=/`, `/tmp/..`).
+                match ctx.tmpdir.as_deref().map(|dir| absolutize(dir, &ctx.cwd)) {
+                    Some(dir) if dir.parent().is_some() => Resolved::Path(dir),
+                    _ => Resolved::Nothing,
+                }
             }
             FileSystemSpecialPath::SlashTmp => {
                 let tmp = Path::new("/tmp");
@@ -98,4 +199,55 @@ fn root_of(cwd: &Path) -> PathBuf {
         .last()
         .filter(|root| !root.as_os_str().is_empty())
         .map_or_else(|| PathBuf::from("/"), Path::to_path_buf)
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+
+    #[test]
+    fn unusable_tmpdirs_are_named_with_their_reason() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("file");
+        std::fs::write(&file, "").unwrap();
+        let link = dir.path().join("root-link");
+        std::os::unix::fs::symlink("/", &link).unwrap();
+        for (value, reason) in [
+            (PathBuf::from("rel"), "not an absolute path"),
+            (dir.path().join("missing"), "cannot be resolved"),
+            (file, "not a directory"),
+            (PathBuf::from("/"), "filesystem root"),
+            (PathBuf::from("/tmp/.."), "filesystem root"),
+            (link, "filesystem root"),
+        ] {
+            let problem = tmpdir_problem(&value).unwrap_or_default();
+            assert!(problem.contains(reason), "{value:?}: {problem}");
+        }
+        assert_eq!(tmpdir_problem(dir.path()), None);
+        let ignored = IgnoredTmpdir {
+            value: PathBuf::from("/"),
+            reason: "it is the filesystem root".into(),
+        };
+        assert!(
+            ignored
+                .to_string()
+                .starts_with("ignoring TMPDIR=/: it is the filesystem root")
+        );
+    }
+
+    #[test]
+    fn tmpdir_never_resolves_to_the_filesystem_root() {
+        let ctx = ResolveContext::with_tmpdir(Path::new("/w"), Some(PathBuf::from("/a/..")));
+        let tmpdir = FileSystemPath::Special {
+            value: FileSystemSpecialPath::Tmpdir,
+        };
+        assert_eq!(resolve(&tmpdir, &ctx), Resolved::Nothing);
+        let ctx = ResolveContext::with_tmpdir(Path::new("/w"), Some(PathBuf::from("/var/t")));
+        assert_eq!(
+            resolve(&tmpdir, &ctx),
+            Resolved::Path(PathBuf::from("/var/t"))
+        );
+    }
 }

@@ -9,7 +9,10 @@
 //! asks. [`intersect_permission_profiles`] and [`effective_permission_profile`] handle per-command
 //! additional permissions; [`to_legacy_sandbox_policy`] projects onto the legacy policy.
 //! [`git_metadata()`] and [`enclosing_git_entries`] find everything git reads a repository from,
-//! so that a protected `.git` protects its repository wherever it lives.
+//! so that a protected `.git` protects its repository wherever it lives. Writable roots are
+//! judged by where they resolve to (`root_judge`): `$TMPDIR` is validated, `$AIRLOCK_HOME` and
+//! `$CODEX_HOME` are never writable, and a symlinked root into a protected, denied or
+//! read-only place stays read-only ([`RefusedWritableRoot`] says why).
 //!
 //! Rules kept throughout (spec README): never a silently wider permission — unknown tokens are
 //! kept but not enforced, unresolvable entries resolve to nothing, invalid globs deny every read,
@@ -33,6 +36,7 @@ mod overrides;
 mod paths;
 mod queries;
 mod read_deny;
+mod root_judge;
 mod runtime;
 mod select;
 mod writable;
@@ -56,7 +60,11 @@ pub use compile::compile_permission_profile;
 pub use config::AirlockConfig;
 pub use config::ConfigEnv;
 pub use config::load_config;
+pub use context::IgnoredTmpdir;
 pub use context::ResolveContext;
+pub use context::protected_homes_from_env;
+pub use context::tmpdir_from_env;
+pub use context::tmpdir_problem;
 pub use error::ConfigProblem;
 pub use error::PermissionsError;
 pub use error::Result;
@@ -84,6 +92,7 @@ pub use overrides::parse_override;
 pub use paths::absolutize;
 pub use paths::normalize_lexically;
 pub use queries::FileSystemPolicyQueries;
+pub use queries::RefusedWritableRoot;
 pub use queries::WritableRoot;
 pub use read_deny::ReadDenyMatcher;
 pub use runtime::file_system_sandbox_policy;

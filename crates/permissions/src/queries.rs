@@ -19,7 +19,13 @@ use crate::git_metadata::git_metadata;
 use crate::paths::absolutize;
 use crate::paths::canonical_or_lexical;
 use crate::paths::depth;
+use crate::paths::normalize_lexically;
 use crate::read_deny::glob_matches_path_or_ancestor;
+pub use crate::root_judge::RefusedWritableRoot;
+use crate::root_judge::ResolvedEntry;
+use crate::root_judge::canonical_prefix;
+use crate::root_judge::judge_roots;
+use crate::root_judge::resolved_entries;
 
 /// A writable directory and the paths under it that stay read-only.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -80,6 +86,18 @@ pub trait FileSystemPolicyQueries {
     /// read-only subpaths. Empty for non-restricted policies (everything is writable).
     fn get_writable_roots(&self, ctx: &ResolveContext) -> Vec<WritableRoot>;
 
+    /// Write entries that [`Self::get_writable_roots`] leaves out because of where they
+    /// resolve to (see `root_judge`): inside `$AIRLOCK_HOME`/`$CODEX_HOME`, or a `$TMPDIR`
+    /// or symlinked root landing in a protected, denied or read-only place. They stay
+    /// read-only; each says why.
+    fn get_refused_writable_roots(&self, ctx: &ResolveContext) -> Vec<RefusedWritableRoot>;
+
+    /// [`Self::get_writable_roots`] and [`Self::get_refused_writable_roots`] in one pass.
+    fn get_writable_roots_judged(
+        &self,
+        ctx: &ResolveContext,
+    ) -> (Vec<WritableRoot>, Vec<RefusedWritableRoot>);
+
     /// [`Self::get_writable_roots`] with `$TMPDIR` from the process.
     fn get_writable_roots_with_cwd(&self, cwd: &Path) -> Vec<WritableRoot> {
         self.get_writable_roots(&ResolveContext::new(cwd))
@@ -102,6 +120,141 @@ pub trait FileSystemPolicyQueries {
     /// readable). Platform defaults for `:minimal` are not included: they depend on the
     /// platform (see [`Self::include_platform_defaults`]).
     fn get_readable_roots(&self, ctx: &ResolveContext) -> Vec<PathBuf>;
+}
+
+/// The writable roots and the refused ones: a first pass builds every candidate, the judge
+/// refuses some (see `root_judge`), and a second pass builds the rest without them (a refused
+/// root no longer exempts its path from the others' carve-outs).
+fn judged_writable_roots(
+    policy: &FileSystemSandboxPolicy,
+    ctx: &ResolveContext,
+) -> (Vec<WritableRoot>, Vec<RefusedWritableRoot>) {
+    if policy.kind != FileSystemSandboxKind::Restricted {
+        return (Vec::new(), Vec::new());
+    }
+    let entries = resolved_entries(policy, ctx);
+    let first = build_roots(policy, ctx, &entries, &[]);
+    let refused = judge_roots(policy, ctx, &entries, &first);
+    if refused.is_empty() {
+        return (first, refused);
+    }
+    let excluded: Vec<PathBuf> = refused.iter().map(|r| r.resolved.clone()).collect();
+    (build_roots(policy, ctx, &entries, &excluded), refused)
+}
+
+/// Every write entry that is really writable and not `excluded` (canonical paths),
+/// deduplicated by canonical path, with its read-only subpaths.
+fn build_roots(
+    policy: &FileSystemSandboxPolicy,
+    ctx: &ResolveContext,
+    entries: &[ResolvedEntry],
+    excluded: &[PathBuf],
+) -> Vec<WritableRoot> {
+    let resolved: Vec<(PathBuf, FileSystemAccessMode)> =
+        entries.iter().map(|e| (e.path.clone(), e.access)).collect();
+    let is_root = |root: &PathBuf, access: &FileSystemAccessMode| {
+        *access == FileSystemAccessMode::Write
+            && policy.resolve_access(root, ctx) == FileSystemAccessMode::Write
+            && !excluded.contains(&canonical_or_lexical(root))
+    };
+    let all_roots: Vec<PathBuf> = resolved
+        .iter()
+        .filter(|(root, access)| is_root(root, access))
+        .map(|(root, _)| canonical_or_lexical(root))
+        .collect();
+    // Roots the user chose by spelling them as they are: only those exempt a path from the
+    // carve-outs of the others (a `$TMPDIR` or a symlink choosing `.git` does not).
+    let chosen: Vec<PathBuf> = entries
+        .iter()
+        .filter(|e| !e.tmpdir && is_root(&e.path, &e.access))
+        .filter(|e| canonical_or_lexical(&e.path) == normalize_lexically(&e.path))
+        .map(|e| e.path.clone())
+        .collect();
+    let homes: Vec<(PathBuf, PathBuf)> = ctx
+        .protected_homes
+        .iter()
+        .map(|h| (h.clone(), canonical_prefix(h)))
+        .collect();
+    let mut seen: Vec<PathBuf> = Vec::new();
+    let mut roots = Vec::new();
+    for (root, access) in &resolved {
+        if !is_root(root, access) {
+            continue;
+        }
+        let canonical = canonical_or_lexical(root);
+        if seen.contains(&canonical) {
+            continue;
+        }
+        seen.push(canonical.clone());
+        let mut subpaths: Vec<PathBuf> = Vec::new();
+        let mut add = |path: PathBuf| {
+            if !subpaths.contains(&path) {
+                subpaths.push(path);
+            }
+        };
+        for name in ENFORCED_PROTECTED_NAMES {
+            let candidate = root.join(name);
+            // An explicit entry for exactly this path overrides the default carve-out.
+            if entries.iter().any(|e| e.path == candidate && !e.tmpdir) {
+                continue;
+            }
+            add(candidate);
+        }
+        // Airlock's and Codex's homes, wherever they lie under the root (spelled under it).
+        for (home, real) in &homes {
+            if let Ok(rest) = real.strip_prefix(&canonical)
+                && !rest.as_os_str().is_empty()
+            {
+                add(root.join(rest));
+            } else if home.starts_with(root) && home != root {
+                add(home.clone());
+            }
+        }
+        for (path, access) in &resolved {
+            if *access != FileSystemAccessMode::Write && path.starts_with(root) && path != root {
+                add(path.clone());
+            }
+        }
+        // Where git really reads this repository from (pointer target, common
+        // directory, symlinked config), right after a protected `.git` — whether the
+        // built-in names or an explicit read entry (as in `:workspace`) protect it. An
+        // unreadable pointer lists nothing more here; enforcement refuses to start on it.
+        // A location that is itself an explicit write entry stays the user's choice.
+        let dot_git = root.join(".git");
+        if let Some(at) = subpaths.iter().position(|p| *p == dot_git)
+            && let Ok(metadata) = git_metadata(&dot_git)
+        {
+            let extra: Vec<PathBuf> = metadata
+                .protected_paths()
+                .filter(|p| !subpaths.iter().any(|s| s == p) && !chosen.iter().any(|r| r == p))
+                .map(Path::to_path_buf)
+                .collect();
+            subpaths.splice(at + 1..at + 1, extra);
+        }
+        // The repository git finds above the root, and the `.git` names on the way that
+        // the command could create (see `enclosing_git_entries`).
+        let enclosing = enclosing_git_entries(&canonical, &all_roots);
+        let mut above: Vec<PathBuf> = enclosing.missing;
+        above.extend(enclosing.skipped);
+        if let Some(existing) = enclosing.existing {
+            if all_roots.iter().any(|r| existing.starts_with(r)) {
+                above.push(existing.clone());
+            }
+            if let Ok(metadata) = git_metadata(&existing) {
+                above.extend(metadata.protected_paths().map(Path::to_path_buf));
+            }
+        }
+        for path in above {
+            if !subpaths.contains(&path) && !chosen.contains(&path) {
+                subpaths.push(path);
+            }
+        }
+        roots.push(WritableRoot {
+            root: root.clone(),
+            read_only_subpaths: subpaths,
+        });
+    }
+    roots
 }
 
 /// Resolved non-glob entries of a restricted policy.
@@ -210,92 +363,18 @@ impl FileSystemPolicyQueries for FileSystemSandboxPolicy {
     }
 
     fn get_writable_roots(&self, ctx: &ResolveContext) -> Vec<WritableRoot> {
-        if self.kind != FileSystemSandboxKind::Restricted {
-            return Vec::new();
-        }
-        let resolved: Vec<(PathBuf, FileSystemAccessMode)> = resolved_paths(self, ctx).collect();
-        let is_root = |root: &PathBuf, access: &FileSystemAccessMode| {
-            *access == FileSystemAccessMode::Write
-                && self.resolve_access(root, ctx) == FileSystemAccessMode::Write
-        };
-        let all_roots: Vec<PathBuf> = resolved
-            .iter()
-            .filter(|(root, access)| is_root(root, access))
-            .map(|(root, _)| canonical_or_lexical(root))
-            .collect();
-        let mut seen: Vec<PathBuf> = Vec::new();
-        let mut roots = Vec::new();
-        for (root, access) in &resolved {
-            if !is_root(root, access) {
-                continue;
-            }
-            let canonical = canonical_or_lexical(root);
-            if seen.contains(&canonical) {
-                continue;
-            }
-            seen.push(canonical.clone());
-            let mut subpaths: Vec<PathBuf> = Vec::new();
-            let mut add = |path: PathBuf| {
-                if !subpaths.contains(&path) {
-                    subpaths.push(path);
-                }
-            };
-            for name in ENFORCED_PROTECTED_NAMES {
-                let candidate = root.join(name);
-                // An explicit entry for exactly this path overrides the default carve-out.
-                if resolved.iter().any(|(path, _)| *path == candidate) {
-                    continue;
-                }
-                add(candidate);
-            }
-            for (path, access) in &resolved {
-                if *access != FileSystemAccessMode::Write && path.starts_with(root) && path != root
-                {
-                    add(path.clone());
-                }
-            }
-            // Where git really reads this repository from (pointer target, common
-            // directory, symlinked config), right after a protected `.git` — whether the
-            // built-in names or an explicit read entry (as in `:workspace`) protect it. An
-            // unreadable pointer lists nothing more here; enforcement refuses to start on it.
-            // A location that is itself an explicit write entry stays the user's choice.
-            let dot_git = root.join(".git");
-            if let Some(at) = subpaths.iter().position(|p| *p == dot_git)
-                && let Ok(metadata) = git_metadata(&dot_git)
-            {
-                let extra: Vec<PathBuf> = metadata
-                    .protected_paths()
-                    .filter(|p| {
-                        !subpaths.iter().any(|s| s == p) && !all_roots.iter().any(|r| r == p)
-                    })
-                    .map(Path::to_path_buf)
-                    .collect();
-                subpaths.splice(at + 1..at + 1, extra);
-            }
-            // The repository git finds above the root, and the `.git` names on the way that
-            // the command could create (see `enclosing_git_entries`).
-            let enclosing = enclosing_git_entries(&canonical, &all_roots);
-            let mut above: Vec<PathBuf> = enclosing.missing;
-            above.extend(enclosing.skipped);
-            if let Some(existing) = enclosing.existing {
-                if all_roots.iter().any(|r| existing.starts_with(r)) {
-                    above.push(existing.clone());
-                }
-                if let Ok(metadata) = git_metadata(&existing) {
-                    above.extend(metadata.protected_paths().map(Path::to_path_buf));
-                }
-            }
-            for path in above {
-                if !subpaths.contains(&path) && !all_roots.contains(&path) {
-                    subpaths.push(path);
-                }
-            }
-            roots.push(WritableRoot {
-                root: root.clone(),
-                read_only_subpaths: subpaths,
-            });
-        }
-        roots
+        judged_writable_roots(self, ctx).0
+    }
+
+    fn get_refused_writable_roots(&self, ctx: &ResolveContext) -> Vec<RefusedWritableRoot> {
+        judged_writable_roots(self, ctx).1
+    }
+
+    fn get_writable_roots_judged(
+        &self,
+        ctx: &ResolveContext,
+    ) -> (Vec<WritableRoot>, Vec<RefusedWritableRoot>) {
+        judged_writable_roots(self, ctx)
     }
 
     fn get_unreadable_roots(&self, ctx: &ResolveContext) -> Vec<PathBuf> {

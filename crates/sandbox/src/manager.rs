@@ -269,6 +269,8 @@ fn linux_helper_argv(
         apply_seccomp_then_exec: false,
         bwrap_path: bwrap_path.map(Path::to_path_buf),
         status_fd: None,
+        // The helper may get the command's filtered environment: name this process's homes.
+        protected_homes: airlock_permissions::protected_homes_from_env(&request.sandbox_policy_cwd),
         command: request.command.iter().map(Into::into).collect(),
     };
     std::iter::once(helper.to_string_lossy().into_owned())

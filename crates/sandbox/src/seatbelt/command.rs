@@ -72,7 +72,8 @@ pub fn create_seatbelt_command_args(
             path: sandbox_policy_cwd.to_path_buf(),
         });
     }
-    let ctx = ResolveContext::with_tmpdir(sandbox_policy_cwd, options.tmpdir.clone());
+    let ctx = ResolveContext::with_tmpdir(sandbox_policy_cwd, options.tmpdir.clone())
+        .with_protected_homes(options.protected_homes.clone());
     ReadDenyMatcher::try_new(fs_policy, &ctx).map_err(|error| SeatbeltError::InvalidGlob {
         message: error.to_string(),
     })?;

@@ -13,6 +13,9 @@ use super::host::host_darwin_user_cache_dir;
 pub struct SeatbeltOptions {
     /// `$TMPDIR`, which `:tmpdir` entries resolve to (`None`: they resolve to nothing).
     pub tmpdir: Option<PathBuf>,
+    /// `$AIRLOCK_HOME` and `$CODEX_HOME`: kept read-only under every writable root (see
+    /// `airlock_permissions::ResolveContext::protected_homes`).
+    pub protected_homes: Vec<PathBuf>,
     /// The per-user cache directory (`confstr(_CS_DARWIN_USER_CACHE_DIR)`), writable whenever
     /// network rules are emitted (trust and DNS caches live there). `None`: the rule and its
     /// `-DDARWIN_USER_CACHE_DIR` parameter are left out.
@@ -25,15 +28,16 @@ pub struct SeatbeltOptions {
 }
 
 impl SeatbeltOptions {
-    /// Options from this process: `$TMPDIR` (unset, empty or relative → none) and, on macOS,
-    /// the user cache directory; no managed network.
+    /// Options from this process: `$TMPDIR` (ignored unless absolute, existing and not the
+    /// filesystem root, see `airlock_permissions::tmpdir_problem`), the protected homes and,
+    /// on macOS, the user cache directory; no managed network.
     #[must_use]
     pub fn from_host() -> Self {
-        let tmpdir = std::env::var_os("TMPDIR")
-            .map(PathBuf::from)
-            .filter(|dir| dir.is_absolute());
+        let (tmpdir, _) = airlock_permissions::tmpdir_from_env();
+        let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/"));
         Self {
             tmpdir,
+            protected_homes: airlock_permissions::protected_homes_from_env(&cwd),
             darwin_user_cache_dir: host_darwin_user_cache_dir(),
             ..Self::default()
         }
