@@ -93,7 +93,8 @@ pub fn decide(
     let selected = select_permission_profile(&config, settings.profile.as_deref(), cwd)
         .map_err(|e| config_error(&e))?;
     let mut warnings = selected.warnings.clone();
-    let extra_safe_commands = extra_safe_commands_from_config(&config).map_err(|e| config_error(&e))?;
+    let extra_safe_commands =
+        extra_safe_commands_from_config(&config).map_err(|e| config_error(&e))?;
     let manager = ExecPolicyManager::load(&ExecPolicySources::for_config(
         &config,
         &env.airlock_home,
@@ -130,8 +131,12 @@ pub fn decide(
     );
     let allow_bypass = airlock_core::unsandboxed::allow_rules_bypass_sandbox(&config)
         .map_err(|e| config_error(&e))?;
-    outcome.unsandboxed =
-        airlock_core::unsandboxed::apply_review(&mut outcome.requirement, review, allow_bypass, false);
+    outcome.unsandboxed = airlock_core::unsandboxed::apply_review(
+        &mut outcome.requirement,
+        review,
+        allow_bypass,
+        false,
+    );
     Ok(verdict_of(&outcome, warnings))
 }
 

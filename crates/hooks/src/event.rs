@@ -89,7 +89,9 @@ pub enum HookEvent {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum PayloadError {
     /// Not JSON at all.
-    #[error("the hook payload on stdin is not JSON ({0}); expected the harness's hook event object")]
+    #[error(
+        "the hook payload on stdin is not JSON ({0}); expected the harness's hook event object"
+    )]
     NotJson(String),
     /// JSON, but not an object.
     #[error("the hook payload is not a JSON object; expected the harness's hook event object")]
@@ -286,6 +288,9 @@ mod tests {
             br#"{"hook_event_name":"PreToolUse","tool_name":"run_shell_command"}"#,
         )
         .unwrap_err();
-        assert!(error.to_string().contains("answers `BeforeTool`"), "{error}");
+        assert!(
+            error.to_string().contains("answers `BeforeTool`"),
+            "{error}"
+        );
     }
 }

@@ -14,8 +14,8 @@ use crate::event::Harness;
 /// harness runs hook commands with.
 #[must_use]
 pub fn print_config(harness: Harness, command: &[String]) -> String {
-    let line = shlex::try_join(command.iter().map(String::as_str))
-        .unwrap_or_else(|_| command.join(" "));
+    let line =
+        shlex::try_join(command.iter().map(String::as_str)).unwrap_or_else(|_| command.join(" "));
     let value = match harness {
         Harness::ClaudeCode => {
             let hook = json!([{
