@@ -84,7 +84,9 @@ pub fn run(args: McpArgs) -> ExitCode {
     {
         Ok(runtime) => runtime,
         Err(error) => {
-            return crate::report_error(&anyhow::anyhow!("cannot start the async runtime: {error}"));
+            return crate::report_error(&anyhow::anyhow!(
+                "cannot start the async runtime: {error}"
+            ));
         }
     };
     let served = runtime.block_on(airlock_mcp::serve(
@@ -151,7 +153,8 @@ fn session_parts(args: &McpArgs) -> anyhow::Result<airlock_mcp::SessionParts> {
             permission_profile: selected.symbolic().clone(),
         },
         env: env_vars,
-        extra_safe_commands: extra_safe_commands_from_config(&config).map_err(anyhow::Error::msg)?,
+        extra_safe_commands: extra_safe_commands_from_config(&config)
+            .map_err(anyhow::Error::msg)?,
         sandbox: SandboxSettings {
             linux_helper: Some(linux_helper),
             manager: airlock_sandbox::SandboxManager {
@@ -161,7 +164,9 @@ fn session_parts(args: &McpArgs) -> anyhow::Result<airlock_mcp::SessionParts> {
             ..SandboxSettings::default()
         },
         output: OutputMode::Capture,
-        amendment_file: Some(airlock_execpolicy::default_amendment_file(&env.airlock_home)),
+        amendment_file: Some(airlock_execpolicy::default_amendment_file(
+            &env.airlock_home,
+        )),
         allow_rules_bypass_sandbox: airlock_core::unsandboxed::allow_rules_bypass_sandbox(&config)
             .map_err(anyhow::Error::msg)?,
         audit_log: session_config

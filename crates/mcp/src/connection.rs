@@ -240,10 +240,9 @@ impl Connection {
 
     fn start_call(&mut self, id: RequestId, params: Option<Value>) -> Result<(), ErrorObject> {
         let params = params.unwrap_or_else(|| json!({}));
-        let name = params
-            .get("name")
-            .and_then(Value::as_str)
-            .ok_or_else(|| ErrorObject::invalid_params("invalid params: missing string field `name`"))?;
+        let name = params.get("name").and_then(Value::as_str).ok_or_else(|| {
+            ErrorObject::invalid_params("invalid params: missing string field `name`")
+        })?;
         let call = crate::tools::parse_call(name, params.get("arguments").cloned())
             .map_err(ErrorObject::invalid_params)?;
         if self.calls.borrow().contains_key(&id) {
@@ -252,7 +251,9 @@ impl Connection {
             )));
         }
         let Some(ready) = self.ready.clone() else {
-            return Err(ErrorObject::invalid_request("Not initialized: send `initialize` first"));
+            return Err(ErrorObject::invalid_request(
+                "Not initialized: send `initialize` first",
+            ));
         };
         self.next_call += 1;
         let call_id = format!("mcp-call-{}", self.next_call);
@@ -261,7 +262,8 @@ impl Connection {
         let calls = self.calls.clone();
         let request_id = id.clone();
         let task = tokio::task::spawn_local(async move {
-            let output = crate::progress::with_progress(run_tool(&ready, call, call_id), token, &sink).await;
+            let output =
+                crate::progress::with_progress(run_tool(&ready, call, call_id), token, &sink).await;
             calls.borrow_mut().remove(&request_id);
             let _ = sink.send(Message::response(request_id, output.into_result()));
         });
@@ -273,7 +275,12 @@ impl Connection {
     /// the session.
     async fn close(&mut self) {
         self.pending.close();
-        let calls: Vec<_> = self.calls.borrow_mut().drain().map(|(_, call)| call).collect();
+        let calls: Vec<_> = self
+            .calls
+            .borrow_mut()
+            .drain()
+            .map(|(_, call)| call)
+            .collect();
         for call in calls {
             call.abort();
             let _ = call.await;
@@ -307,15 +314,19 @@ async fn run_tool(ready: &Ready, call: ToolCall, call_id: String) -> ToolOutput 
             let run = session.shell_tool(&turn, shell);
             let outcome = match args.timeout_ms {
                 None => run.await,
-                Some(ms) => match tokio::time::timeout(std::time::Duration::from_millis(ms), run).await {
-                    Ok(outcome) => outcome,
-                    Err(_) => {
-                        return ToolOutput::refused(
-                            format!("the call did not finish within timeout_ms = {ms} and was stopped (its process was killed)"),
-                            None,
-                        );
+                Some(ms) => {
+                    match tokio::time::timeout(std::time::Duration::from_millis(ms), run).await {
+                        Ok(outcome) => outcome,
+                        Err(_) => {
+                            return ToolOutput::refused(
+                                format!(
+                                    "the call did not finish within timeout_ms = {ms} and was stopped (its process was killed)"
+                                ),
+                                None,
+                            );
+                        }
                     }
-                },
+                }
             };
             if let airlock_core::ShellToolOutcome::Command(command) = &outcome
                 && let Some(error) = &command.audit_error

@@ -115,7 +115,10 @@ pub fn requested_schema(choices: &[Choice], protocol_version: &str) -> Value {
 
 /// The decision an elicitation answer stands for (fail closed, see the module doc).
 #[must_use]
-pub fn decision_from_reply(reply: Result<ClientReply, airlock_jsonrpc::Disconnected>, choices: &[Choice]) -> ReviewDecision {
+pub fn decision_from_reply(
+    reply: Result<ClientReply, airlock_jsonrpc::Disconnected>,
+    choices: &[Choice],
+) -> ReviewDecision {
     let result = match reply {
         Err(_) => return ReviewDecision::Abort,
         Ok(ClientReply::Error(error)) => {
@@ -254,14 +257,21 @@ impl Asker {
         let decision = self.ask(exec_message(&request), &request.decisions()).await;
         if let Some(approvals) = self.approvals.upgrade() {
             approvals
-                .submit_exec_approval(request.effective_approval_id(), Some(&request.turn_id), decision)
+                .submit_exec_approval(
+                    request.effective_approval_id(),
+                    Some(&request.turn_id),
+                    decision,
+                )
                 .await;
         }
     }
 
     async fn answer_patch(self, request: ApplyPatchApprovalRequestEvent, id: String) {
         let decision = self
-            .ask(patch_message(&request), &airlock_approval::patch_decisions())
+            .ask(
+                patch_message(&request),
+                &airlock_approval::patch_decisions(),
+            )
             .await;
         if let Some(approvals) = self.approvals.upgrade() {
             approvals.submit_patch_approval(&id, decision).await;
@@ -290,7 +300,8 @@ pub async fn serve_approvals(asker: Asker, mut events: UnboundedReceiver<Approva
                 } else {
                     request.call_id.clone()
                 };
-                let task = tokio::task::spawn_local(asker.clone().answer_patch(request, id.clone()));
+                let task =
+                    tokio::task::spawn_local(asker.clone().answer_patch(request, id.clone()));
                 if let Some(old) = asking.insert(id, task) {
                     old.abort();
                 }
@@ -329,11 +340,17 @@ mod tests {
     fn the_form_offers_the_calls_decisions() {
         let choices = choices(&offered());
         let values: Vec<&str> = choices.iter().map(|c| c.value).collect();
-        assert_eq!(values, ["approve", "approve_for_session", "save_rule", "deny"]);
+        assert_eq!(
+            values,
+            ["approve", "approve_for_session", "save_rule", "deny"]
+        );
         let old = requested_schema(&choices, "2025-06-18");
         assert_eq!(old["properties"]["decision"]["enum"][2], "save_rule");
         let new = requested_schema(&choices, "2025-11-25");
-        assert_eq!(new["properties"]["decision"]["oneOf"][0]["const"], "approve");
+        assert_eq!(
+            new["properties"]["decision"]["oneOf"][0]["const"],
+            "approve"
+        );
         assert_eq!(new["required"][0], "decision");
     }
 
@@ -341,7 +358,10 @@ mod tests {
     fn answers_map_and_fail_closed() {
         let choices = choices(&offered());
         let reply = |value: Value| decision_from_reply(Ok(ClientReply::Result(value)), &choices);
-        assert_eq!(reply(json!({"action": "accept", "content": {"decision": "approve"}})), ReviewDecision::Approved);
+        assert_eq!(
+            reply(json!({"action": "accept", "content": {"decision": "approve"}})),
+            ReviewDecision::Approved
+        );
         assert!(matches!(
             reply(json!({"action": "accept", "content": {"decision": "save_rule"}})),
             ReviewDecision::ApprovedExecpolicyAmendment { .. }
@@ -353,9 +373,15 @@ mod tests {
             json!({"decision": "approved"}),
             json!("yes"),
         ] {
-            assert!(matches!(reply(denied.clone()), ReviewDecision::Denied { .. }), "{denied}");
+            assert!(
+                matches!(reply(denied.clone()), ReviewDecision::Denied { .. }),
+                "{denied}"
+            );
         }
         assert_eq!(reply(json!({"action": "cancel"})), ReviewDecision::Abort);
-        assert_eq!(decision_from_reply(Err(airlock_jsonrpc::Disconnected), &choices), ReviewDecision::Abort);
+        assert_eq!(
+            decision_from_reply(Err(airlock_jsonrpc::Disconnected), &choices),
+            ReviewDecision::Abort
+        );
     }
 }

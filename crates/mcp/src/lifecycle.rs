@@ -93,15 +93,33 @@ mod tests {
     #[test]
     fn elicitation_forms_by_version() {
         let hello = |capabilities: Value, version: &str| {
-            read_hello(Some(&json!({"protocolVersion": version, "capabilities": capabilities})))
-                .unwrap()
+            read_hello(Some(
+                &json!({"protocolVersion": version, "capabilities": capabilities}),
+            ))
+            .unwrap()
         };
         assert!(hello(json!({"elicitation": {}}), "2025-06-18").form_elicitation);
-        assert!(hello(json!({"elicitation": {"form": {}, "url": {}}}), "2025-11-25").form_elicitation);
+        assert!(
+            hello(
+                json!({"elicitation": {"form": {}, "url": {}}}),
+                "2025-11-25"
+            )
+            .form_elicitation
+        );
         assert!(!hello(json!({"elicitation": {"url": {}}}), "2025-11-25").form_elicitation);
         assert!(!hello(json!({}), "2025-11-25").form_elicitation);
-        assert_eq!(hello(json!({}), "2025-06-18").protocol_version, "2025-06-18");
-        assert_eq!(hello(json!({}), "2024-11-05").protocol_version, "2025-11-25");
-        assert!(read_hello(Some(&json!({"capabilities": {}}))).unwrap_err().contains("protocolVersion"));
+        assert_eq!(
+            hello(json!({}), "2025-06-18").protocol_version,
+            "2025-06-18"
+        );
+        assert_eq!(
+            hello(json!({}), "2024-11-05").protocol_version,
+            "2025-11-25"
+        );
+        assert!(
+            read_hello(Some(&json!({"capabilities": {}})))
+                .unwrap_err()
+                .contains("protocolVersion")
+        );
     }
 }

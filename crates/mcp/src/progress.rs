@@ -12,7 +12,11 @@ use serde_json::Value;
 use serde_json::json;
 
 /// Runs `call`, reporting progress under `token` when there is one.
-pub async fn with_progress<F: Future>(call: F, token: Option<Value>, sink: &MessageSink) -> F::Output {
+pub async fn with_progress<F: Future>(
+    call: F,
+    token: Option<Value>,
+    sink: &MessageSink,
+) -> F::Output {
     let Some(token) = token else {
         return call.await;
     };

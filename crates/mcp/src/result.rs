@@ -125,12 +125,16 @@ pub fn shell_output(outcome: ShellToolOutcome) -> ToolOutput {
                     let mut result = ran(
                         output,
                         trace,
-                        Some(format!("airlock: the sandbox blocked this command; not retried: {why}")),
+                        Some(format!(
+                            "airlock: the sandbox blocked this command; not retried: {why}"
+                        )),
                     );
                     result.is_error = true;
                     result
                 }
-                Err(ToolError::Rejected { message, .. }) => ToolOutput::refused(message, Some(trace)),
+                Err(ToolError::Rejected { message, .. }) => {
+                    ToolOutput::refused(message, Some(trace))
+                }
                 Err(error @ ToolError::Execution(_)) => {
                     ToolOutput::refused(error.to_string(), Some(trace))
                 }

@@ -180,12 +180,16 @@ pub fn parse_call(name: &str, arguments: Option<Value>) -> Result<ToolCall, Stri
                     return Err("invalid arguments for `shell`: `command` is an empty array; pass the argv, e.g. [\"ls\", \"-la\"]".to_owned());
                 }
                 CommandArg::Script(script) if script.trim().is_empty() => {
-                    return Err("invalid arguments for `shell`: `command` is an empty string".to_owned());
+                    return Err(
+                        "invalid arguments for `shell`: `command` is an empty string".to_owned(),
+                    );
                 }
                 _ => {}
             }
             if args.timeout_ms == Some(0) {
-                return Err("invalid arguments for `shell`: `timeout_ms` must be at least 1".to_owned());
+                return Err(
+                    "invalid arguments for `shell`: `timeout_ms` must be at least 1".to_owned(),
+                );
             }
             Ok(ToolCall::Shell(args))
         }
@@ -206,7 +210,9 @@ mod tests {
 
     #[test]
     fn arguments_are_checked() {
-        let ToolCall::Shell(args) = parse_call(SHELL, Some(json!({"command": "ls | wc -l"}))).unwrap() else {
+        let ToolCall::Shell(args) =
+            parse_call(SHELL, Some(json!({"command": "ls | wc -l"}))).unwrap()
+        else {
             panic!("not shell");
         };
         assert_eq!(args.command.into_argv(), ["bash", "-lc", "ls | wc -l"]);
@@ -214,14 +220,28 @@ mod tests {
             (json!({}), "missing field `command`"),
             (json!({"command": []}), "empty array"),
             (json!({"command": 5}), "did not match any variant"),
-            (json!({"command": ["ls"], "cwd": "/"}), "unknown field `cwd`"),
-            (json!({"command": ["ls"], "sandbox_permissions": "yolo"}), "unknown variant `yolo`"),
+            (
+                json!({"command": ["ls"], "cwd": "/"}),
+                "unknown field `cwd`",
+            ),
+            (
+                json!({"command": ["ls"], "sandbox_permissions": "yolo"}),
+                "unknown variant `yolo`",
+            ),
             (json!({"command": ["ls"], "timeout_ms": 0}), "at least 1"),
         ] {
             let error = parse_call(SHELL, Some(arguments)).unwrap_err();
             assert!(error.contains(expected), "{error}");
         }
-        assert!(parse_call("rm", None).unwrap_err().contains("unknown tool `rm`"));
-        assert!(parse_call(APPLY_PATCH, None).unwrap_err().contains("missing field `input`"));
+        assert!(
+            parse_call("rm", None)
+                .unwrap_err()
+                .contains("unknown tool `rm`")
+        );
+        assert!(
+            parse_call(APPLY_PATCH, None)
+                .unwrap_err()
+                .contains("missing field `input`")
+        );
     }
 }
