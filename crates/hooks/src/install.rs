@@ -5,41 +5,30 @@
 //! Claude Code's hook timeout is in seconds, Gemini CLI's in milliseconds (reference
 //! `adapters.md` §C1, §C2); Airlock decides without running anything, so 30 s is ample.
 
-use serde_json::json;
-
 use crate::event::Harness;
 
 /// The snippet for `harness`, pretty-printed with a trailing newline. `command` is the argv
 /// of the hook command (the airlock executable and its options), quoted for the shell the
-/// harness runs hook commands with.
+/// harness runs hook commands with. Written from a template so the keys come in the order the
+/// harnesses' documentation uses (`matcher` before `hooks`); the command is JSON-escaped.
 #[must_use]
 pub fn print_config(harness: Harness, command: &[String]) -> String {
     let line =
         shlex::try_join(command.iter().map(String::as_str)).unwrap_or_else(|_| command.join(" "));
-    let value = match harness {
+    let line = serde_json::Value::String(line).to_string();
+    match harness {
         Harness::ClaudeCode => {
-            let hook = json!([{
-                "matcher": "Bash",
-                "hooks": [{"type": "command", "command": line, "timeout": 30}],
-            }]);
-            json!({"hooks": {"PreToolUse": hook, "PermissionRequest": hook}})
+            let entry = format!(
+                "[\n      {{\n        \"matcher\": \"Bash\",\n        \"hooks\": [\n          {{ \"type\": \"command\", \"command\": {line}, \"timeout\": 30 }}\n        ]\n      }}\n    ]"
+            );
+            format!(
+                "{{\n  \"hooks\": {{\n    \"PreToolUse\": {entry},\n    \"PermissionRequest\": {entry}\n  }}\n}}\n"
+            )
         }
-        Harness::Gemini => json!({
-            "hooks": {"BeforeTool": [{
-                "matcher": "run_shell_command",
-                "hooks": [{
-                    "type": "command",
-                    "name": "airlock",
-                    "command": line,
-                    "timeout": 30000,
-                    "description": "Airlock policy check of shell commands",
-                }],
-            }]}
-        }),
-    };
-    let mut text = serde_json::to_string_pretty(&value).unwrap_or_default();
-    text.push('\n');
-    text
+        Harness::Gemini => format!(
+            "{{\n  \"hooks\": {{\n    \"BeforeTool\": [\n      {{\n        \"matcher\": \"run_shell_command\",\n        \"hooks\": [\n          {{\n            \"name\": \"airlock\",\n            \"type\": \"command\",\n            \"command\": {line},\n            \"timeout\": 30000,\n            \"description\": \"Airlock policy check of shell commands\"\n          }}\n        ]\n      }}\n    ]\n  }}\n}}\n"
+        ),
+    }
 }
 
 #[cfg(test)]

@@ -131,6 +131,7 @@ struct Connection {
     parts: Option<SessionParts>,
     ready: Option<Rc<Ready>>,
     approvals_task: Option<JoinHandle<()>>,
+    justifications: crate::elicit::Justifications,
     calls: Rc<RefCell<HashMap<RequestId, JoinHandle<()>>>>,
     next_call: u64,
 }
@@ -143,6 +144,7 @@ impl Connection {
             parts: Some(parts),
             ready: None,
             approvals_task: None,
+            justifications: Rc::default(),
             calls: Rc::default(),
             next_call: 0,
         }
@@ -223,6 +225,7 @@ impl Connection {
                 sink: self.sink.clone(),
                 pending: self.pending.clone(),
                 protocol_version: hello.protocol_version.clone(),
+                justifications: self.justifications.clone(),
             };
             self.approvals_task = Some(tokio::task::spawn_local(crate::elicit::serve_approvals(
                 asker, events_rx,
@@ -260,8 +263,18 @@ impl Connection {
         let token = params.pointer("/_meta/progressToken").cloned();
         let sink = self.sink.clone();
         let calls = self.calls.clone();
+        if let ToolCall::Shell(args) = &call
+            && let Some(justification) = &args.justification
+        {
+            self.justifications
+                .borrow_mut()
+                .insert(call_id.clone(), justification.clone());
+        }
+        let justifications = self.justifications.clone();
         let request_id = id.clone();
         let task = tokio::task::spawn_local(async move {
+            // Forgotten when the task ends or is dropped (cancelled).
+            let _forget = Forget(justifications, call_id.clone());
             let output =
                 crate::progress::with_progress(run_tool(&ready, call, call_id), token, &sink).await;
             calls.borrow_mut().remove(&request_id);
@@ -291,6 +304,15 @@ impl Connection {
         if let Some(task) = self.approvals_task.take() {
             let _ = task.await;
         }
+    }
+}
+
+/// Removes a call's justification when its task ends.
+struct Forget(crate::elicit::Justifications, String);
+
+impl Drop for Forget {
+    fn drop(&mut self) {
+        self.0.borrow_mut().remove(&self.1);
     }
 }
 

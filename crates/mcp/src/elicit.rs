@@ -148,12 +148,15 @@ pub fn decision_from_reply(
     }
 }
 
-fn exec_message(request: &ExecApprovalRequestEvent) -> String {
+fn exec_message(request: &ExecApprovalRequestEvent, justification: Option<&str>) -> String {
     let command = shell_words(&request.command);
     let mut message = String::new();
     if let Some(reason) = &request.reason {
         message.push_str(reason);
         message.push_str("\n\n");
+    }
+    if let Some(justification) = justification.filter(|j| request.reason.as_deref() != Some(*j)) {
+        message.push_str(&format!("The agent says: {justification}\n\n"));
     }
     message.push_str(&format!(
         "Allow Airlock to run `{command}` in `{}`?",
@@ -210,7 +213,13 @@ pub struct Asker {
     pub pending: PendingRequests,
     /// The negotiated protocol version (schema spelling).
     pub protocol_version: String,
+    /// The `justification` of each running call, by call id (shown in the form, as the
+    /// terminal prompt shows it).
+    pub justifications: Justifications,
 }
+
+/// The `justification` argument of each running call, by call id.
+pub type Justifications = std::rc::Rc<std::cell::RefCell<HashMap<String, String>>>;
 
 /// Sends `notifications/cancelled` for an elicitation whose call ended before the client
 /// answered (dropped with the asking task).
@@ -254,7 +263,9 @@ impl Asker {
     }
 
     async fn answer_exec(self, request: ExecApprovalRequestEvent) {
-        let decision = self.ask(exec_message(&request), &request.decisions()).await;
+        let justification = self.justifications.borrow().get(&request.call_id).cloned();
+        let message = exec_message(&request, justification.as_deref());
+        let decision = self.ask(message, &request.decisions()).await;
         if let Some(approvals) = self.approvals.upgrade() {
             approvals
                 .submit_exec_approval(

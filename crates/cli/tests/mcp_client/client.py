@@ -129,6 +129,21 @@ async def with_elicitation():
             assert elicitor.answers == [] and len(elicitor.asked) == 4, elicitor.asked
             ok("approve_for_session: the session remembers it (asked once)")
 
+            elicitor.answers.append(("accept", "save_rule"))
+            saved = await session.call_tool("shell", {
+                "command": ["touch", "saved.txt"], "sandbox_permissions": "require_escalated",
+                "justification": "create a marker outside the sandbox"})
+            body = structured(saved)
+            assert saved.is_error is False and body["sandbox"] == "none", body
+            assert "The agent says: create a marker outside the sandbox" in elicitor.asked[-1].message, elicitor.asked[-1].message
+            decision = elicitor.asked[-1].requested_schema["properties"]["decision"]
+            values = decision.get("enum") or [choice["const"] for choice in decision["oneOf"]]
+            assert "save_rule" in values, values
+            with open(os.path.join(HOME, "rules/default.rules")) as rules:
+                assert '"touch", "saved.txt"' in rules.read(), "the accepted rule was not saved"
+            assert os.path.exists(os.path.join(WORKSPACE, "saved.txt"))
+            ok("save_rule: approved, run outside the sandbox as asked, and the prefix rule saved")
+
             elicitor.answers.append(("accept", "approve_everything"))
             odd = await session.call_tool("shell", {"command": ["echo", "needs-approval", "5"]})
             assert odd.is_error is True and structured(odd)["exit_code"] is None
