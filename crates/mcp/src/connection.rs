@@ -157,27 +157,30 @@ impl Connection {
     fn handle(&mut self, message: Message) {
         match message {
             Message::Request(request) => self.request(request),
-            Message::Notification(notification) => match notification.method.as_str() {
-                "notifications/cancelled" => {
-                    let id = notification
-                        .params
-                        .as_ref()
-                        .and_then(|params| params.get("requestId"))
-                        .and_then(|id| serde_json::from_value::<RequestId>(id.clone()).ok());
-                    if let Some(id) = id
-                        && let Some(call) = self.calls.borrow_mut().remove(&id)
-                    {
-                        call.abort();
-                    }
+            // Only cancellation matters; `notifications/initialized`, client progress, roots
+            // changes... are accepted and ignored.
+            Message::Notification(notification) => {
+                if notification.method == "notifications/cancelled" {
+                    self.cancel(notification.params.as_ref());
                 }
-                // `notifications/initialized`, progress from the client, roots changes...
-                _ => {}
-            },
+            }
             reply @ (Message::Response(_) | Message::Error(_)) => {
                 if !self.pending.resolve_message(&reply) {
                     eprintln!("airlock mcp: ignored an answer to no pending request");
                 }
             }
+        }
+    }
+
+    /// `notifications/cancelled {requestId}`: drops that call (no response is sent).
+    fn cancel(&self, params: Option<&Value>) {
+        let id = params
+            .and_then(|params| params.get("requestId"))
+            .and_then(|id| serde_json::from_value::<RequestId>(id.clone()).ok());
+        if let Some(id) = id
+            && let Some(call) = self.calls.borrow_mut().remove(&id)
+        {
+            call.abort();
         }
     }
 
