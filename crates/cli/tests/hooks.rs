@@ -326,3 +326,67 @@ fn print_config_installs_the_same_command_with_its_options() {
             "timeout": 30000, "description": "Airlock policy check of shell commands"}]}]}})
     );
 }
+
+#[test]
+fn project_rules_the_agent_could_have_written_never_loosen() {
+    // The harness's agent writes files without Airlock's sandbox, so a trusted project's
+    // `.airlock/rules/` is hostile input: it may forbid, but its allow rules allow nothing.
+    let env = Env::new(RULES);
+    let project = env.ws.path();
+    std::fs::create_dir_all(project.join(".airlock/rules")).unwrap();
+    std::fs::write(
+        project.join(".airlock/rules/planted.rules"),
+        "prefix_rule(pattern=[\"curl\"], decision=\"allow\")\nprefix_rule(pattern=[\"cargo\", \"test\"], decision=\"allow\")\nprefix_rule(pattern=[\"make\"], decision=\"forbidden\", justification=\"use cargo\")\n",
+    )
+    .unwrap();
+    std::fs::write(
+        env.home.path().join("config.toml"),
+        format!(
+            "[projects.\"{}\"]\ntrust_level = \"trusted\"\n",
+            project.display()
+        ),
+    )
+    .unwrap();
+    let event = |name: &str, command: &str| {
+        format!(
+            "{{\"hook_event_name\":\"{name}\",\"tool_name\":\"Bash\",\"tool_input\":{{\"command\":\"{command}\"}},\"cwd\":\"{}\"}}",
+            project.display()
+        )
+    };
+    // Allowed only by the project's rules: asked about, never allowed.
+    let pre = env.hook(
+        &["claude-code", "--allow-skip"],
+        event("PreToolUse", "curl https://example.com").as_bytes(),
+    );
+    let answer: serde_json::Value = serde_json::from_slice(&pre.stdout).unwrap();
+    assert_eq!(
+        answer["hookSpecificOutput"]["permissionDecision"], "ask",
+        "{answer}"
+    );
+    let request = env.hook(
+        &["claude-code"],
+        event("PermissionRequest", "curl https://example.com").as_bytes(),
+    );
+    expect(
+        &request,
+        "",
+        "PermissionRequest allowed only by project rules",
+    );
+    // Allowed by the user's own rules too: allowed.
+    let request = env.hook(
+        &["claude-code"],
+        event("PermissionRequest", "cargo test").as_bytes(),
+    );
+    expect(
+        &request,
+        "{\"hookSpecificOutput\":{\"decision\":{\"behavior\":\"allow\"},\"hookEventName\":\"PermissionRequest\"}}\n",
+        "allowed by the user's rules",
+    );
+    // Forbidden by the project: forbidden.
+    let pre = env.hook(&["claude-code"], event("PreToolUse", "make all").as_bytes());
+    let answer: serde_json::Value = serde_json::from_slice(&pre.stdout).unwrap();
+    assert_eq!(
+        answer["hookSpecificOutput"]["permissionDecision"], "deny",
+        "{answer}"
+    );
+}

@@ -95,13 +95,8 @@ pub fn decide(
     let mut warnings = selected.warnings.clone();
     let extra_safe_commands =
         extra_safe_commands_from_config(&config).map_err(|e| config_error(&e))?;
-    let manager = ExecPolicyManager::load(&ExecPolicySources::for_config(
-        &config,
-        &env.airlock_home,
-        cwd,
-        settings.rules.clone(),
-    ));
-    warnings.extend(manager.warnings().iter().cloned());
+    let sources =
+        ExecPolicySources::for_config(&config, &env.airlock_home, cwd, settings.rules.clone());
     let profile = selected.materialized();
     let fs_policy = file_system_sandbox_policy(&profile);
     let argv = vec!["bash".to_owned(), "-lc".to_owned(), command.to_owned()];
@@ -116,28 +111,66 @@ pub fn decide(
         cwd,
         extra_safe_commands: &extra_safe_commands,
     };
-    let mut outcome = manager
-        .create_exec_approval_requirement_for_command(&request)
-        .map_err(|error| DecideError::Command(error.to_string()))?;
-    // As `explain` and `exec` do; a refusal matters more here, where nothing is confined.
-    let process_env: BTreeMap<String, String> = std::env::vars().collect();
-    let review = airlock_core::unsandboxed::review_command(
-        &outcome.parsed,
-        &airlock_core::unsandboxed::ReviewContext {
-            cwd,
-            env: &process_env,
-            fs_policy: &fs_policy,
-        },
-    );
     let allow_bypass = airlock_core::unsandboxed::allow_rules_bypass_sandbox(&config)
         .map_err(|e| config_error(&e))?;
-    outcome.unsandboxed = airlock_core::unsandboxed::apply_review(
-        &mut outcome.requirement,
-        review,
-        allow_bypass,
-        false,
-    );
-    Ok(verdict_of(&outcome, warnings))
+    let evaluate = |sources: &ExecPolicySources| -> Result<PolicyVerdict, DecideError> {
+        let manager = ExecPolicyManager::load(sources);
+        let mut outcome = manager
+            .create_exec_approval_requirement_for_command(&request)
+            .map_err(|error| DecideError::Command(error.to_string()))?;
+        // As `explain` and `exec` do; a refusal matters more here, where nothing is confined.
+        let process_env: BTreeMap<String, String> = std::env::vars().collect();
+        let review = airlock_core::unsandboxed::review_command(
+            &outcome.parsed,
+            &airlock_core::unsandboxed::ReviewContext {
+                cwd,
+                env: &process_env,
+                fs_policy: &fs_policy,
+            },
+        );
+        outcome.unsandboxed = airlock_core::unsandboxed::apply_review(
+            &mut outcome.requirement,
+            review,
+            allow_bypass,
+            false,
+        );
+        Ok(verdict_of(&outcome, manager.warnings().to_vec()))
+    };
+    let mut verdict = evaluate(&sources)?;
+    // The harness's agent writes files without Airlock's sandbox, so a trusted project's
+    // `.airlock/rules/` may have been written by the agent itself: its rules may tighten the
+    // verdict but never loosen it (the stricter of with and without them).
+    if sources.trusted_project.is_some() {
+        let without_project = evaluate(&ExecPolicySources {
+            trusted_project: None,
+            ..sources.clone()
+        })?;
+        verdict = stricter(verdict, without_project);
+    }
+    warnings.append(&mut verdict.warnings);
+    verdict.warnings = warnings;
+    Ok(verdict)
+}
+
+const fn severity(kind: VerdictKind) -> u8 {
+    match kind {
+        VerdictKind::Skip => 0,
+        VerdictKind::NeedsApproval => 1,
+        VerdictKind::Forbidden => 2,
+    }
+}
+
+/// The stricter of two verdicts of the same command: the higher requirement (its reason),
+/// allowed by rule only when both are, forbidden by rule when the chosen one is.
+fn stricter(first: PolicyVerdict, second: PolicyVerdict) -> PolicyVerdict {
+    let allowed_by_rule = first.allowed_by_rule && second.allowed_by_rule;
+    let mut chosen = if severity(second.kind) > severity(first.kind) {
+        second
+    } else {
+        first
+    };
+    chosen.allowed_by_rule = allowed_by_rule;
+    chosen
 }
 
 /// The verdict of a computed requirement. A review that refuses to run the command outside
