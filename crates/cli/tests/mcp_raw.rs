@@ -11,6 +11,9 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
+#[path = "exec_support/outside.rs"]
+mod outside;
+
 const RULES: &str = r#"prefix_rule(pattern=["echo", "needs-approval"], decision="prompt", justification="approval is reviewed")
 "#;
 
@@ -19,7 +22,7 @@ struct Server {
     stdin: ChildStdin,
     lines: Receiver<Value>,
     _home: tempfile::TempDir,
-    _ws: tempfile::TempDir,
+    ws: tempfile::TempDir,
 }
 
 impl Server {
@@ -57,7 +60,7 @@ impl Server {
             stdin,
             lines,
             _home: home,
-            _ws: ws,
+            ws,
         }
     }
 
@@ -215,5 +218,46 @@ fn cancelling_a_call_withdraws_its_elicitation() {
         server.next(),
         json!({"jsonrpc": "2.0", "id": 2, "result": {}})
     );
+    server.finish();
+}
+
+#[test]
+fn a_patch_outside_the_workspace_is_asked_about_through_elicitation() {
+    let mut server = Server::start("", &[]);
+    let Some(outside) = outside::outside_dir(server.ws.path()) else {
+        return;
+    };
+    server.initialize("2025-11-25", json!({"elicitation": {}}));
+    for (id, action, written) in [(1, "decline", false), (2, "accept", true)] {
+        let target = outside.path().join(format!("note-{id}.txt"));
+        let patch = format!(
+            "*** Begin Patch\n*** Add File: {}\n+written by apply_patch\n*** End Patch\n",
+            target.display()
+        );
+        server.send(&json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+            "params": {"name": "apply_patch", "arguments": {"input": patch}}}));
+        let ask = server.next();
+        assert_eq!(ask["method"], "elicitation/create", "{ask}");
+        let message = ask["params"]["message"].as_str().unwrap();
+        assert!(message.contains("apply these changes"), "{message}");
+        assert!(message.contains(&target.display().to_string()), "{message}");
+        let values: Vec<&str> = ask["params"]["requestedSchema"]["properties"]["decision"]["oneOf"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|choice| choice["const"].as_str().unwrap())
+            .collect();
+        assert_eq!(values, ["approve", "approve_for_session", "deny"]);
+        let content = if action == "accept" {
+            json!({"decision": "approve"})
+        } else {
+            Value::Null
+        };
+        server.send(&json!({"jsonrpc": "2.0", "id": ask["id"], "result": {"action": action, "content": content}}));
+        let result = server.next();
+        assert_eq!(result["id"], id, "{result}");
+        assert_eq!(result["result"]["isError"], !written, "{result}");
+        assert_eq!(target.exists(), written, "{result}");
+    }
     server.finish();
 }

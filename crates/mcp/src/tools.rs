@@ -116,7 +116,7 @@ pub fn list() -> Value {
                         ]
                     },
                     "workdir": {"type": "string", "description": "Working directory (relative to the server's workspace)."},
-                    "timeout_ms": {"type": "integer", "minimum": 1, "description": "Kill the call after this many milliseconds."},
+                    "timeout_ms": {"type": "integer", "minimum": 1, "description": "Stop the call (and kill its command) after this many milliseconds; the time spent waiting for approval counts."},
                     "justification": {"type": "string", "description": "Why the command should run; shown to the person approving it."},
                     "sandbox_permissions": {"type": "string", "enum": ["use_default", "require_escalated"], "description": "`require_escalated` asks to run without the sandbox (always needs approval)."}
                 },
