@@ -261,3 +261,32 @@ fn a_patch_outside_the_workspace_is_asked_about_through_elicitation() {
     }
     server.finish();
 }
+
+#[test]
+fn two_calls_wait_for_approval_at_once_and_are_answered_out_of_order() {
+    let mut server = Server::start("", &[]);
+    server.initialize("2025-11-25", json!({"elicitation": {}}));
+    server.call_shell(1, &["echo", "needs-approval", "first"]);
+    server.call_shell(2, &["echo", "needs-approval", "second"]);
+    let asks = [server.next(), server.next()];
+    let ask_for = |word: &str| {
+        asks.iter()
+            .find(|ask| ask["params"]["message"].as_str().unwrap().contains(word))
+            .unwrap()
+            .clone()
+    };
+    let (first, second) = (ask_for("first"), ask_for("second"));
+    assert_ne!(first["id"], second["id"]);
+    server.send(&json!({"jsonrpc": "2.0", "id": second["id"], "result": {"action": "accept", "content": {"decision": "approve"}}}));
+    let answer = server.next();
+    assert_eq!(answer["id"], 2, "{answer}");
+    assert_eq!(
+        answer["result"]["structuredContent"]["stdout"],
+        "needs-approval second\n"
+    );
+    server.send(&json!({"jsonrpc": "2.0", "id": first["id"], "result": {"action": "decline"}}));
+    let answer = server.next();
+    assert_eq!(answer["id"], 1, "{answer}");
+    assert_eq!(answer["result"]["isError"], true);
+    server.finish();
+}
