@@ -2,7 +2,7 @@
 //! pre-tool hook (spec 13). Reads one hook event on stdin, decides with the requirement
 //! computation of `explain`, writes the harness's answer on stdout and exits 0; never runs
 //! the command. A payload or configuration Airlock cannot use gives no decision (empty
-//! stdout, exit 0) and one line on stderr: never block the harness on Airlock's own error,
+//! stdout for Claude Code, `{}` for Gemini CLI; exit 0) and one line on stderr: never block the harness on Airlock's own error,
 //! never allow on it either. `--print-config` prints the settings snippet instead.
 
 use std::io::Read as _;
@@ -114,7 +114,7 @@ pub fn run(args: HookArgs) -> ExitCode {
             eprintln!(
                 "airlock hook: {message}; no decision (the harness decides as without this hook)"
             );
-            String::new()
+            airlock_hooks::no_decision(harness).to_owned()
         }
     };
     // A harness that closed stdout cannot read an answer anyway; exit 0 all the same.
@@ -136,7 +136,7 @@ fn answer(harness: Harness, allow_skip: bool, common: &CommonHookArgs) -> Result
     }
     let event = airlock_hooks::parse_event(harness, &input).map_err(|error| error.to_string())?;
     let HookEvent::Shell { kind, command, cwd } = event else {
-        return Ok(String::new());
+        return Ok(airlock_hooks::no_decision(harness).to_owned());
     };
     let env = crate::common::config_env().map_err(|error| error.to_string())?;
     let settings = airlock_hooks::DecideSettings {
@@ -150,7 +150,7 @@ fn answer(harness: Harness, allow_skip: bool, common: &CommonHookArgs) -> Result
     for warning in &verdict.warnings {
         eprintln!("airlock hook: warning: {warning}");
     }
-    Ok(airlock_hooks::answer_for(kind, &verdict, allow_skip).stdout())
+    Ok(airlock_hooks::answer_for(kind, &verdict, allow_skip).stdout(harness))
 }
 
 /// `--print-config`: the snippet whose command is this executable with the same options

@@ -153,10 +153,11 @@ fn gemini_before_tool_denies_only_forbidden() {
             "gemini_forbidden_in_subdir",
             "{\"decision\":\"deny\",\"reason\":\"airlock: `bash -lc 'echo $(rm -rf x)'` rejected: recursive deletes are not allowed\"}\n".to_owned(),
         ),
-        // Gemini has no "ask": a command that needs approval gets no decision.
-        ("gemini_needs_approval", String::new()),
-        ("gemini_skip", String::new()),
-        ("gemini_other_tool", String::new()),
+        // Gemini has no "ask": a command that needs approval gets no decision (`{}`, the
+        // empty answer: Gemini parses stdout as JSON).
+        ("gemini_needs_approval", "{}\n".to_owned()),
+        ("gemini_skip", "{}\n".to_owned()),
+        ("gemini_other_tool", "{}\n".to_owned()),
     ];
     for (name, stdout) in cases {
         let output = env.hook(&["gemini"], &env.payload(name));
@@ -196,7 +197,7 @@ fn gemini_dir_path_is_where_the_project_rules_apply() {
         "inside the trusted project",
     );
     let outside = env.hook(&["gemini"], payload(".").as_bytes());
-    expect(&outside, "", "outside the trusted project");
+    expect(&outside, "{}\n", "outside the trusted project");
 }
 
 #[test]
@@ -218,9 +219,12 @@ fn malformed_payloads_never_block_and_never_allow() {
         ("a NUL in the command", format!("{{\"hook_event_name\":\"PreToolUse\",\"tool_name\":\"Bash\",\"tool_input\":{{\"command\":\"ls\\u0000x\"}},\"cwd\":\"{cwd}\"}}")),
     ];
     for (case, input) in &cases {
-        for adapter in [["claude-code", "--allow-skip"], ["gemini", "-a=never"]] {
+        for (adapter, none) in [
+            (["claude-code", "--allow-skip"], ""),
+            (["gemini", "-a=never"], "{}\n"),
+        ] {
             let output = env.hook(&adapter, input.as_bytes());
-            expect(&output, "", case);
+            expect(&output, none, case);
             let stderr = text(&output.stderr);
             assert!(
                 stderr.starts_with("airlock hook: ")
@@ -235,7 +239,7 @@ fn malformed_payloads_never_block_and_never_allow() {
     expect(&gemini_to_claude, "", "BeforeTool to claude-code");
     assert!(text(&gemini_to_claude.stderr).contains("not `BeforeTool`"));
     let claude_to_gemini = env.hook(&["gemini"], &env.payload("claude_pre_forbidden"));
-    expect(&claude_to_gemini, "", "PreToolUse to gemini");
+    expect(&claude_to_gemini, "{}\n", "PreToolUse to gemini");
 }
 
 #[test]

@@ -6,33 +6,45 @@
 //! | Claude `PermissionRequest` (`Bash`) | `deny` only for a `forbidden` rule | none | `allow` only when every segment is allowed by a rule |
 //! | Gemini `BeforeTool` (`run_shell_command`) | `{"decision":"deny","reason"}` | none (Gemini has no "ask") | none |
 //!
-//! "None" is exit 0 with nothing on stdout: the harness's own rules and prompt still apply.
-//! Other tools always get none.
+//! "None" is exit 0 with no decision in it: nothing on stdout for Claude Code (which parses
+//! stdout only when it is JSON), `{}` for Gemini CLI (which parses stdout as JSON and wants
+//! nothing else there); the harness's own rules and prompt still apply. Other tools always get
+//! none.
 
 use serde_json::Value;
 use serde_json::json;
 
 use crate::decide::PolicyVerdict;
 use crate::decide::VerdictKind;
+use crate::event::Harness;
 use crate::event::HookEventKind;
 
 /// What to print.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Answer {
-    /// Nothing on stdout (exit 0): the harness decides as if there were no hook.
+    /// No decision (exit 0): the harness decides as if there were no hook ([`no_decision`]).
     NoDecision,
     /// This JSON object on stdout, on one line (exit 0).
     Json(Value),
 }
 
 impl Answer {
-    /// The exact stdout: empty, or the object and a newline.
+    /// The exact stdout for `harness`: [`no_decision`], or the object and a newline.
     #[must_use]
-    pub fn stdout(&self) -> String {
+    pub fn stdout(&self, harness: Harness) -> String {
         match self {
-            Self::NoDecision => String::new(),
+            Self::NoDecision => no_decision(harness).to_owned(),
             Self::Json(value) => format!("{value}\n"),
         }
+    }
+}
+
+/// The stdout that carries no decision: empty for Claude Code, `{}` for Gemini CLI.
+#[must_use]
+pub const fn no_decision(harness: Harness) -> &'static str {
+    match harness {
+        Harness::ClaudeCode => "",
+        Harness::Gemini => "{}\n",
     }
 }
 
@@ -180,8 +192,18 @@ mod tests {
             (BeforeTool, verdict(Skip, true, false), true, ""),
         ];
         for (kind, verdict, allow_skip, expected) in cases {
+            let harness = if kind == BeforeTool {
+                Harness::Gemini
+            } else {
+                Harness::ClaudeCode
+            };
+            let expected = if expected.is_empty() {
+                no_decision(harness)
+            } else {
+                expected
+            };
             assert_eq!(
-                answer_for(kind, &verdict, allow_skip).stdout(),
+                answer_for(kind, &verdict, allow_skip).stdout(harness),
                 expected,
                 "{kind:?} {verdict:?} allow_skip={allow_skip}"
             );

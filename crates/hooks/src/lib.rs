@@ -21,7 +21,7 @@ pub mod decide;
 pub mod event;
 pub mod install;
 
-pub use answer::{Answer, answer_for};
+pub use answer::{Answer, answer_for, no_decision};
 pub use decide::{DecideSettings, PolicyVerdict, VerdictKind, decide};
 pub use event::{Harness, HookEvent, HookEventKind, PayloadError, parse_event};
 pub use install::print_config;
