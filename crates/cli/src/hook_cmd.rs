@@ -2,8 +2,9 @@
 //! pre-tool hook (spec 13). Reads one hook event on stdin, decides with the requirement
 //! computation of `explain`, writes the harness's answer on stdout and exits 0; never runs
 //! the command. A payload or configuration Airlock cannot use gives no decision (empty
-//! stdout for Claude Code, `{}` for Gemini CLI; exit 0) and one line on stderr: never block the harness on Airlock's own error,
-//! never allow on it either. `--print-config` prints the settings snippet instead.
+//! stdout for Claude Code, `{}` for Gemini CLI; exit 0) and one line on stderr: never block
+//! the harness on Airlock's own error, never allow on it either. `--print-config` prints the
+//! settings snippet instead.
 
 use std::io::Read as _;
 use std::io::Write as _;
