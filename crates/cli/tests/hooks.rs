@@ -77,8 +77,7 @@ fn expect(output: &Output, stdout: &str, case: &str) {
     );
 }
 
-const FORBIDDEN_RM: &str =
-    "airlock: `bash -lc 'rm -rf build'` rejected: recursive deletes are not allowed";
+const FORBIDDEN_RM: &str = "airlock: `rm -rf build` rejected: recursive deletes are not allowed";
 
 #[test]
 fn claude_code_pre_tool_use_per_decision_kind() {
@@ -94,7 +93,7 @@ fn claude_code_pre_tool_use_per_decision_kind() {
         (
             "claude_pre_needs_approval",
             &[],
-            "{\"hookSpecificOutput\":{\"hookEventName\":\"PreToolUse\",\"permissionDecision\":\"ask\",\"permissionDecisionReason\":\"airlock: `bash -lc 'git push origin main'` requires approval: pushes are reviewed\"}}\n".to_owned(),
+            "{\"hookSpecificOutput\":{\"hookEventName\":\"PreToolUse\",\"permissionDecision\":\"ask\",\"permissionDecisionReason\":\"airlock: `git push origin main` requires approval: pushes are reviewed\"}}\n".to_owned(),
         ),
         // Skip without --allow-skip: no decision, Claude Code's own rules apply.
         ("claude_pre_skip_rule", &[], String::new()),
@@ -122,7 +121,7 @@ fn claude_code_permission_request_answers_only_explicit_rules() {
     let cases = [
         (
             "claude_permission_forbidden",
-            "{\"hookSpecificOutput\":{\"decision\":{\"behavior\":\"deny\",\"message\":\"airlock: `bash -lc 'cargo test && rm -rf /'` rejected: recursive deletes are not allowed\"},\"hookEventName\":\"PermissionRequest\"}}\n",
+            "{\"hookSpecificOutput\":{\"decision\":{\"behavior\":\"deny\",\"message\":\"airlock: `cargo test && rm -rf /` rejected: recursive deletes are not allowed\"},\"hookEventName\":\"PermissionRequest\"}}\n",
         ),
         (
             "claude_permission_allowed_by_rule",
@@ -151,7 +150,7 @@ fn gemini_before_tool_denies_only_forbidden() {
         ),
         (
             "gemini_forbidden_in_subdir",
-            "{\"decision\":\"deny\",\"reason\":\"airlock: `bash -lc 'echo $(rm -rf x)'` rejected: recursive deletes are not allowed\"}\n".to_owned(),
+            "{\"decision\":\"deny\",\"reason\":\"airlock: `echo $(rm -rf x)` rejected: recursive deletes are not allowed\"}\n".to_owned(),
         ),
         // Gemini has no "ask": a command that needs approval gets no decision (`{}`, the
         // empty answer: Gemini parses stdout as JSON).
@@ -193,7 +192,7 @@ fn gemini_dir_path_is_where_the_project_rules_apply() {
     let inside = env.hook(&["gemini"], payload("sub").as_bytes());
     expect(
         &inside,
-        "{\"decision\":\"deny\",\"reason\":\"airlock: `bash -lc 'make deploy'` rejected: deploys go through CI\"}\n",
+        "{\"decision\":\"deny\",\"reason\":\"airlock: `make deploy` rejected: deploys go through CI\"}\n",
         "inside the trusted project",
     );
     let outside = env.hook(&["gemini"], payload(".").as_bytes());

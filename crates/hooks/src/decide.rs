@@ -149,6 +149,13 @@ pub fn decide(
     }
     warnings.append(&mut verdict.warnings);
     verdict.warnings = warnings;
+    // Reasons name the command as Airlock judged it (`bash -lc '...'`); the person reading
+    // the harness's prompt knows it as the script they saw.
+    if let Some(reason) = &mut verdict.reason
+        && let Ok(judged) = shlex::try_join(argv.iter().map(String::as_str))
+    {
+        *reason = reason.replace(&format!("`{judged}`"), &format!("`{command}`"));
+    }
     Ok(verdict)
 }
 
