@@ -53,6 +53,11 @@ pub struct McpArgs {
     /// Config override `dotted.key=value`; repeatable.
     #[arg(short = 'c', long = "config", value_name = "KEY=VALUE")]
     overrides: Vec<String>,
+
+    /// Print the `mcpServers` entry that starts this server with these options (the
+    /// working directory and rules paths made absolute), then exit.
+    #[arg(long)]
+    print_config: bool,
 }
 
 /// `-a` values (as `airlock exec`).
@@ -74,6 +79,12 @@ enum ReviewerArg {
 
 /// Runs `airlock mcp`.
 pub fn run(args: McpArgs) -> ExitCode {
+    if args.print_config {
+        return match print_config(&args) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(error) => crate::report_error(&error),
+        };
+    }
     let parts = match session_parts(&args) {
         Ok(parts) => parts,
         Err(error) => return crate::report_error(&error),
@@ -100,6 +111,45 @@ pub fn run(args: McpArgs) -> ExitCode {
         eprintln!("airlock mcp: {error}");
     }
     ExitCode::SUCCESS
+}
+
+/// `--print-config`: `{"mcpServers": {"airlock": {"command", "args"}}}` for this executable.
+fn print_config(args: &McpArgs) -> anyhow::Result<()> {
+    let exe = std::env::current_exe().context("cannot locate the airlock executable")?;
+    let cwd = crate::common::working_directory(args.cd.as_deref())?;
+    let current = std::env::current_dir().context("cannot read the current directory")?;
+    let mut argv = vec!["mcp".to_owned(), "-C".to_owned(), cwd.display().to_string()];
+    if let Some(policy) = args.approval {
+        let name = policy
+            .to_possible_value()
+            .map(|value| value.get_name().to_owned())
+            .unwrap_or_default();
+        argv.extend(["-a".to_owned(), name]);
+    }
+    if let Some(profile) = &args.profile {
+        argv.extend(["-P".to_owned(), profile.clone()]);
+    }
+    for rules in &args.rules {
+        let absolute = airlock_permissions::normalize_lexically(&current.join(rules));
+        argv.extend(["-r".to_owned(), absolute.display().to_string()]);
+    }
+    if let Some(reviewer) = args.reviewer {
+        let name = reviewer
+            .to_possible_value()
+            .map(|value| value.get_name().to_owned())
+            .unwrap_or_default();
+        argv.extend(["--reviewer".to_owned(), name]);
+    }
+    for overriding in &args.overrides {
+        argv.extend(["-c".to_owned(), overriding.clone()]);
+    }
+    // A template, so `command` comes before `args` as in the clients' documentation.
+    println!(
+        "{{\n  \"mcpServers\": {{\n    \"airlock\": {{\n      \"command\": {},\n      \"args\": {}\n    }}\n  }}\n}}",
+        serde_json::Value::String(exe.display().to_string()),
+        serde_json::to_string(&argv)?
+    );
+    Ok(())
 }
 
 /// The session of the connection, as `airlock exec` configures its own.

@@ -290,3 +290,37 @@ fn two_calls_wait_for_approval_at_once_and_are_answered_out_of_order() {
     assert_eq!(answer["result"]["isError"], true);
     server.finish();
 }
+
+#[test]
+fn print_config_is_the_entry_that_starts_this_server() {
+    let ws = tempfile::tempdir().unwrap();
+    let output = Command::new(env!("CARGO_BIN_EXE_airlock"))
+        .args([
+            "mcp",
+            "--print-config",
+            "-a",
+            "untrusted",
+            "-r",
+            "team.rules",
+            "-C",
+        ])
+        .arg(ws.path())
+        .current_dir(ws.path())
+        .output()
+        .unwrap();
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let config: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let ws = ws.path().to_str().unwrap();
+    assert_eq!(
+        config,
+        json!({"mcpServers": {"airlock": {
+            "command": env!("CARGO_BIN_EXE_airlock"),
+            "args": ["mcp", "-C", ws, "-a", "untrusted", "-r", format!("{ws}/team.rules")],
+        }}})
+    );
+}
