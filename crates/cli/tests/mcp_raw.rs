@@ -324,3 +324,25 @@ fn print_config_is_the_entry_that_starts_this_server() {
         }}})
     );
 }
+
+#[test]
+fn timeout_ms_does_not_count_the_time_a_person_takes_to_answer() {
+    let mut server = Server::start("", &[]);
+    server.initialize("2025-11-25", json!({"elicitation": {}}));
+    server.send(
+        &json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "shell",
+        "arguments": {"command": ["echo", "needs-approval", "slowly"], "timeout_ms": 500}}}),
+    );
+    let ask = server.next();
+    assert_eq!(ask["method"], "elicitation/create");
+    // A person who takes longer than the whole budget to decide.
+    std::thread::sleep(Duration::from_millis(1500));
+    server.send(&json!({"jsonrpc": "2.0", "id": ask["id"], "result": {"action": "accept", "content": {"decision": "approve"}}}));
+    let answer = server.next();
+    assert_eq!(answer["result"]["isError"], false, "{answer}");
+    assert_eq!(
+        answer["result"]["structuredContent"]["stdout"],
+        "needs-approval slowly\n"
+    );
+    server.finish();
+}

@@ -131,7 +131,7 @@ struct Connection {
     parts: Option<SessionParts>,
     ready: Option<Rc<Ready>>,
     approvals_task: Option<JoinHandle<()>>,
-    justifications: crate::elicit::Justifications,
+    running: crate::running::RunningCalls,
     calls: Rc<RefCell<HashMap<RequestId, JoinHandle<()>>>>,
     next_call: u64,
 }
@@ -144,7 +144,7 @@ impl Connection {
             parts: Some(parts),
             ready: None,
             approvals_task: None,
-            justifications: Rc::default(),
+            running: Rc::default(),
             calls: Rc::default(),
             next_call: 0,
         }
@@ -228,7 +228,7 @@ impl Connection {
                 sink: self.sink.clone(),
                 pending: self.pending.clone(),
                 protocol_version: hello.protocol_version.clone(),
-                justifications: self.justifications.clone(),
+                calls: self.running.clone(),
             };
             self.approvals_task = Some(tokio::task::spawn_local(crate::elicit::serve_approvals(
                 asker, events_rx,
@@ -266,20 +266,29 @@ impl Connection {
         let token = params.pointer("/_meta/progressToken").cloned();
         let sink = self.sink.clone();
         let calls = self.calls.clone();
-        if let ToolCall::Shell(args) = &call
-            && let Some(justification) = &args.justification
-        {
-            self.justifications
-                .borrow_mut()
-                .insert(call_id.clone(), justification.clone());
-        }
-        let justifications = self.justifications.clone();
+        let (asking, asking_rx) = tokio::sync::watch::channel(false);
+        let justification = match &call {
+            ToolCall::Shell(args) => args.justification.clone(),
+            ToolCall::ApplyPatch(_) => None,
+        };
+        self.running.borrow_mut().insert(
+            call_id.clone(),
+            crate::running::CallInfo {
+                justification,
+                asking,
+            },
+        );
+        let running = self.running.clone();
         let request_id = id.clone();
         let task = tokio::task::spawn_local(async move {
             // Forgotten when the task ends or is dropped (cancelled).
-            let _forget = Forget(justifications, call_id.clone());
-            let output =
-                crate::progress::with_progress(run_tool(&ready, call, call_id), token, &sink).await;
+            let _forget = Forget(running, call_id.clone());
+            let output = crate::progress::with_progress(
+                run_tool(&ready, call, call_id, asking_rx),
+                token,
+                &sink,
+            )
+            .await;
             calls.borrow_mut().remove(&request_id);
             let _ = sink.send(Message::response(request_id, output.into_result()));
         });
@@ -310,8 +319,8 @@ impl Connection {
     }
 }
 
-/// Removes a call's justification when its task ends.
-struct Forget(crate::elicit::Justifications, String);
+/// Removes a call from the running calls when its task ends.
+struct Forget(crate::running::RunningCalls, String);
 
 impl Drop for Forget {
     fn drop(&mut self) {
@@ -320,7 +329,12 @@ impl Drop for Forget {
 }
 
 /// Runs one checked call in the connection's session.
-async fn run_tool(ready: &Ready, call: ToolCall, call_id: String) -> ToolOutput {
+async fn run_tool(
+    ready: &Ready,
+    call: ToolCall,
+    call_id: String,
+    asking: tokio::sync::watch::Receiver<bool>,
+) -> ToolOutput {
     let turn = ready.turn();
     let session = &ready.session;
     let mut output = match call {
@@ -340,12 +354,13 @@ async fn run_tool(ready: &Ready, call: ToolCall, call_id: String) -> ToolOutput 
             let outcome = match args.timeout_ms {
                 None => run.await,
                 Some(ms) => {
-                    match tokio::time::timeout(std::time::Duration::from_millis(ms), run).await {
-                        Ok(outcome) => outcome,
-                        Err(_) => {
+                    let budget = std::time::Duration::from_millis(ms);
+                    match crate::running::with_budget(run, budget, asking).await {
+                        Some(outcome) => outcome,
+                        None => {
                             return ToolOutput::refused(
                                 format!(
-                                    "the call did not finish within timeout_ms = {ms} and was stopped (its process was killed)"
+                                    "the call did not finish within timeout_ms = {ms} (time spent waiting for approval not counted) and was stopped (its process was killed)"
                                 ),
                                 None,
                             );

@@ -213,13 +213,9 @@ pub struct Asker {
     pub pending: PendingRequests,
     /// The negotiated protocol version (schema spelling).
     pub protocol_version: String,
-    /// The `justification` of each running call, by call id (shown in the form, as the
-    /// terminal prompt shows it).
-    pub justifications: Justifications,
+    /// The running calls (justifications; who is being asked).
+    pub calls: crate::running::RunningCalls,
 }
-
-/// The `justification` argument of each running call, by call id.
-pub type Justifications = std::rc::Rc<std::cell::RefCell<HashMap<String, String>>>;
 
 /// Sends `notifications/cancelled` for an elicitation whose call ended before the client
 /// answered (dropped with the asking task).
@@ -263,9 +259,15 @@ impl Asker {
     }
 
     async fn answer_exec(self, request: ExecApprovalRequestEvent) {
-        let justification = self.justifications.borrow().get(&request.call_id).cloned();
+        let justification = self
+            .calls
+            .borrow()
+            .get(&request.call_id)
+            .and_then(|call| call.justification.clone());
         let message = exec_message(&request, justification.as_deref());
+        let asking = crate::running::Asking::start(&self.calls, &request.call_id);
         let decision = self.ask(message, &request.decisions()).await;
+        drop(asking);
         if let Some(approvals) = self.approvals.upgrade() {
             approvals
                 .submit_exec_approval(

@@ -26,6 +26,7 @@ pub mod elicit;
 mod lifecycle;
 mod progress;
 pub mod result;
+mod running;
 pub mod tools;
 
 pub use connection::{SessionParts, serve};

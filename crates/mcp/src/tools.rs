@@ -54,7 +54,7 @@ pub struct ShellArgs {
     /// Working directory; relative to the server's `-C` directory.
     #[serde(default)]
     pub workdir: Option<PathBuf>,
-    /// Kill the call after this many milliseconds (approval time included).
+    /// Kill the call after this many milliseconds (time waiting for a person excluded).
     #[serde(default)]
     pub timeout_ms: Option<u64>,
     /// Why, shown to reviewers.
@@ -116,7 +116,7 @@ pub fn list() -> Value {
                         ]
                     },
                     "workdir": {"type": "string", "description": "Working directory (relative to the server's workspace)."},
-                    "timeout_ms": {"type": "integer", "minimum": 1, "description": "Stop the call (and kill its command) after this many milliseconds; the time spent waiting for approval counts."},
+                    "timeout_ms": {"type": "integer", "minimum": 1, "description": "Stop the call (and kill its command) after this many milliseconds; time spent waiting for the user's approval does not count."},
                     "justification": {"type": "string", "description": "Why the command should run; shown to the person approving it."},
                     "sandbox_permissions": {"type": "string", "enum": ["use_default", "require_escalated"], "description": "`require_escalated` asks to run without the sandbox (always needs approval)."}
                 },
