@@ -9,7 +9,9 @@ mod doctor_cmd;
 mod exec_cmd;
 mod execpolicy_cmd;
 mod explain_cmd;
+mod hook_cmd;
 mod instructions_cmd;
+mod mcp_cmd;
 mod permissions_cmd;
 mod program;
 mod sandbox_cmd;
@@ -52,6 +54,12 @@ enum Command {
     /// Apply an apply_patch patch through approval, policy and the sandbox; exits 0 when
     /// applied, 1 when the patch failed (nothing changed), 125 when Airlock refuses.
     ApplyPatch(apply_patch_cmd::ApplyPatchArgs),
+    /// MCP server on stdio: sandboxed `shell` and `apply_patch` tools, approvals through
+    /// elicitation (spec 13).
+    Mcp(mcp_cmd::McpArgs),
+    /// Decide a harness's pre-tool hook (Claude Code, Gemini CLI) from Airlock's policy;
+    /// reads the event on stdin, never runs the command (spec 13).
+    Hook(hook_cmd::HookArgs),
 }
 
 fn main() -> ExitCode {
@@ -79,6 +87,8 @@ fn main() -> ExitCode {
         Command::Explain(args) => explain_cmd::run(args),
         Command::Exec(args) => exec_cmd::run(args),
         Command::ApplyPatch(args) => apply_patch_cmd::run(args),
+        Command::Mcp(args) => mcp_cmd::run(args),
+        Command::Hook(args) => hook_cmd::run(args),
     }
 }
 
