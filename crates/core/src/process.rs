@@ -27,6 +27,39 @@ pub enum OutputMode {
     Tee,
 }
 
+/// Which stream an [`OutputChunk`] comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OutputStreamKind {
+    /// Standard output.
+    Stdout,
+    /// Standard error.
+    Stderr,
+}
+
+/// Bytes a child wrote, as they arrive (for a client that shows output live, spec 10
+/// `item/commandExecution/outputDelta`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OutputChunk {
+    /// Which stream.
+    pub stream: OutputStreamKind,
+    /// The bytes (at most one read's worth).
+    pub bytes: Vec<u8>,
+}
+
+tokio::task_local! {
+    static OUTPUT_SINK: tokio::sync::mpsc::UnboundedSender<OutputChunk>;
+}
+
+/// Runs `future` with `sink` receiving every chunk of output of the children it spawns (in
+/// the same task), besides the capture. A task-local so the tool runtimes need no extra
+/// parameter; a closed sink is ignored (the capture goes on).
+pub async fn with_output_sink<F: std::future::Future>(
+    sink: tokio::sync::mpsc::UnboundedSender<OutputChunk>,
+    future: F,
+) -> F::Output {
+    OUTPUT_SINK.scope(sink, future).await
+}
+
 /// Spawns `launch` and waits for it; the exit code is the process's, or `128 + signal` for a
 /// signal death (as shells report it). Dropping the future kills the child.
 ///
@@ -126,8 +159,16 @@ async fn spawn(
     };
     let tee = mode == OutputMode::Tee;
     let (stdout, stderr, status, ()) = tokio::join!(
-        collect(stdout, tee.then(tokio::io::stdout)),
-        collect(stderr, tee.then(tokio::io::stderr)),
+        collect(
+            stdout,
+            tee.then(tokio::io::stdout),
+            OutputStreamKind::Stdout
+        ),
+        collect(
+            stderr,
+            tee.then(tokio::io::stderr),
+            OutputStreamKind::Stderr
+        ),
         child.wait(),
         feed,
     );
@@ -160,7 +201,11 @@ const COMMAND_NOT_EXECUTABLE: i32 = 127;
 
 /// Reads `stream` to its end, keeping the first [`MAX_CAPTURED_BYTES`] and copying everything
 /// to `copy` when given (a failing copy target is ignored: the capture goes on).
-async fn collect<R, W>(stream: Option<R>, mut copy: Option<W>) -> std::io::Result<String>
+async fn collect<R, W>(
+    stream: Option<R>,
+    mut copy: Option<W>,
+    kind: OutputStreamKind,
+) -> std::io::Result<String>
 where
     R: AsyncRead + Unpin,
     W: AsyncWrite + Unpin,
@@ -170,6 +215,7 @@ where
     };
     let mut kept = Vec::new();
     let mut buffer = vec![0_u8; 8192];
+    let sink = OUTPUT_SINK.try_with(Clone::clone).ok();
     loop {
         let read = stream.read(&mut buffer).await?;
         if read == 0 {
@@ -184,6 +230,12 @@ where
             if copied.await.is_err() {
                 copy = None;
             }
+        }
+        if let Some(sink) = &sink {
+            let _ = sink.send(OutputChunk {
+                stream: kind,
+                bytes: chunk.to_vec(),
+            });
         }
         let room = MAX_CAPTURED_BYTES.saturating_sub(kept.len());
         kept.extend_from_slice(chunk.get(..room.min(chunk.len())).unwrap_or_default());
