@@ -343,11 +343,13 @@ pub async fn serve_connection<R: AsyncRead + Unpin>(
     for thread in &threads {
         thread.abort();
     }
+    while tasks.try_join_next().is_some() {}
     let running = tasks.len();
     tasks.abort_all();
     while tasks.join_next().await.is_some() {}
-    tracing::info!(
-        "connection {} closed: {} thread(s) ended, {running} call(s) aborted, {} pending request(s) left",
+    // One line on stderr (the server's log, spec 10): what the disconnect aborted.
+    eprintln!(
+        "airlock serve: connection {} closed: {} thread(s) ended, {running} call(s) aborted, {} pending request(s) left",
         shared.connection,
         threads.len(),
         shared.pending.len()

@@ -1,6 +1,7 @@
 //! `tool/shell`: one shell tool call through the core session, with `commandExecution` items
 //! and output deltas.
 
+use std::future::Future as _;
 use std::sync::Arc;
 use std::time::Duration;
 use std::time::Instant;
@@ -132,13 +133,36 @@ pub async fn run(
                 None => Some(exec.await),
             }
         };
-        tokio::select! {
+        let mut timed = std::pin::pin!(timed);
+        let finished = tokio::select! {
             biased;
-            outcome = timed => match outcome {
-                Some(outcome) => Ok(outcome),
-                None => Err(format!("timed out after {} ms; the command was killed", params.timeout_ms.unwrap_or_default())),
-            },
-            () = entry.turn.interrupted() => Err("interrupted: the turn was interrupted while the command ran; it was killed".to_owned()),
+            outcome = &mut timed => Some(outcome),
+            () = entry.turn.interrupted() => {
+                // A call still waiting for approval resolves to `abort` as soon as it is
+                // polled: let it, so it reports `declined`; one that does not finish within a
+                // few polls is running and is killed by dropping it.
+                let mut settled = None;
+                for _ in 0..4 {
+                    let polled = std::future::poll_fn(|cx| std::task::Poll::Ready(timed.as_mut().poll(cx))).await;
+                    if let std::task::Poll::Ready(outcome) = polled {
+                        settled = Some(outcome);
+                        break;
+                    }
+                    tokio::task::yield_now().await;
+                }
+                settled
+            }
+        };
+        match finished {
+            Some(Some(outcome)) => Ok(outcome),
+            Some(None) => Err(format!(
+                "timed out after {} ms; the command was killed",
+                params.timeout_ms.unwrap_or_default()
+            )),
+            None => Err(
+                "interrupted: the turn was interrupted while the command ran; it was killed"
+                    .to_owned(),
+            ),
         }
     };
     let forward = async {

@@ -13,6 +13,8 @@ mod instructions_cmd;
 mod permissions_cmd;
 mod program;
 mod sandbox_cmd;
+mod serve_cmd;
+mod session_setup;
 mod terminal_text;
 
 use std::process::ExitCode;
@@ -52,6 +54,10 @@ enum Command {
     /// Apply an apply_patch patch through approval, policy and the sandbox; exits 0 when
     /// applied, 1 when the patch failed (nothing changed), 125 when Airlock refuses.
     ApplyPatch(apply_patch_cmd::ApplyPatchArgs),
+    /// The JSON-RPC app server for harnesses (stdio, or `--listen unix:PATH`).
+    Serve(serve_cmd::ServeArgs),
+    /// Write the JSON Schema of the app server's messages (`--out DIR`).
+    Schema(serve_cmd::SchemaArgs),
 }
 
 fn main() -> ExitCode {
@@ -79,6 +85,8 @@ fn main() -> ExitCode {
         Command::Explain(args) => explain_cmd::run(args),
         Command::Exec(args) => exec_cmd::run(args),
         Command::ApplyPatch(args) => apply_patch_cmd::run(args),
+        Command::Serve(args) => serve_cmd::run(args),
+        Command::Schema(args) => serve_cmd::run_schema(args),
     }
 }
 

@@ -138,6 +138,16 @@ async fn spawn(
     if let Some(arg0) = &launch.arg0 {
         command.arg0(arg0);
     }
+    // Without a terminal to share, the launch gets a process group of its own, so a call
+    // that is dropped (interrupted turn, disconnected client) kills the helper *and* the
+    // bubblewrap it started, even one still setting up (which killing the helper alone
+    // leaves behind). With `Tee` the child stays in the terminal's foreground group.
+    #[cfg(unix)]
+    let own_group = mode == OutputMode::Capture;
+    #[cfg(unix)]
+    if own_group {
+        command.process_group(0);
+    }
     let spawned = command.spawn();
     #[cfg(target_os = "linux")]
     if let Some(pipe) = status_pipe.as_mut() {
@@ -147,6 +157,8 @@ async fn spawn(
         program: program.clone(),
         source,
     })?;
+    #[cfg(unix)]
+    let mut group = GroupKill(if own_group { child.id() } else { None });
     let stdout = child.stdout.take();
     let stderr = child.stderr.take();
     let stdin = child.stdin.take();
@@ -172,6 +184,8 @@ async fn spawn(
         child.wait(),
         feed,
     );
+    #[cfg(unix)]
+    group.disarm();
     let status = status.map_err(ExecError::Wait)?;
     let mut output = ExecOutput {
         exit_code: exit_code(status),
@@ -192,6 +206,32 @@ async fn spawn(
         }
     }
     Ok(output)
+}
+
+/// Kills a launch's process group when the call is dropped before the launch was reaped.
+#[cfg(unix)]
+struct GroupKill(Option<u32>);
+
+#[cfg(unix)]
+impl GroupKill {
+    /// The leader was reaped: its group id may be reused, never signal it.
+    fn disarm(&mut self) {
+        self.0 = None;
+    }
+}
+
+#[cfg(unix)]
+impl Drop for GroupKill {
+    fn drop(&mut self) {
+        let pgid = self
+            .0
+            .and_then(|id| i32::try_from(id).ok())
+            .and_then(rustix::process::Pid::from_raw);
+        if let Some(pgid) = pgid {
+            // The leader is not reaped yet (tokio kills it on drop too), so the id is ours.
+            let _ = rustix::process::kill_process_group(pgid, rustix::process::Signal::KILL);
+        }
+    }
 }
 
 /// The exit code of a command the sandbox could not execute (not found or not
