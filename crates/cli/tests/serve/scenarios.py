@@ -192,6 +192,18 @@ def processes_with(marker, sleep_only=True):
     return found
 
 
+def wait_gone(marker):
+    """Killed processes vanish asynchronously (SIGKILL, then the kernel tears the sandbox's pid
+    namespace down): wait a bounded time for every process carrying MARKER to be gone."""
+    deadline = time.time() + 20
+    while True:
+        left = processes_with(marker, sleep_only=False)
+        if not left:
+            return
+        check(time.time() < deadline, f"processes left behind: {left}")
+        time.sleep(0.05)
+
+
 GARBAGE = [
     {"result": {"decision": "approved"}},                       # a v1 word, not a v2 decision
     {"result": {"decision": 42}},                               # ill-typed
@@ -322,10 +334,7 @@ def scenario_interrupt():
     check(long_result["status"] == "failed" and "interrupted" in long_result["reason"], f"killed: {long_result}")
     pending_result = pending.result(timeout=60)
     check(pending_result["status"] == "declined", f"pending approval aborted: {pending_result}")
-    deadline = time.time() + 10
-    while processes_with("31.4159", sleep_only=False):
-        check(time.time() < deadline, "the interrupted command (or its sandbox) is still running")
-        time.sleep(0.05)
+    wait_gone("31.4159")
     check(not other.done(), "the other thread's call still waits")
     client.reply(recorder.approvals["other"][0][0], {"decision": "accept"})
     check(other.result(timeout=60)["stdout"] == "y", "the other thread's call ran")
@@ -357,7 +366,7 @@ def scenario_disconnect():
     log.seek(0)
     text = log.read()
     check("1 thread(s) ended, 2 call(s) aborted, 0 pending request(s) left" in text, f"teardown log: {text}")
-    check(not processes_with("27.1828", sleep_only=False), "no process left behind")
+    wait_gone("27.1828")
     checker.finish()
 
 
@@ -381,10 +390,7 @@ def scenario_unix():
         while "0 pending request(s) left" not in open(log.name).read():
             check(time.time() < deadline, "no teardown line")
             time.sleep(0.05)
-        deadline = time.time() + 10
-        while processes_with("16.1803", sleep_only=False):
-            check(time.time() < deadline, "no process left behind")
-            time.sleep(0.05)
+        wait_gone("16.1803")
         # The server goes on serving new connections.
         recorder2 = Recorder()
         again = AirlockClient(unix_path=path, on_server_request=lambda m, p, i: {"decision": "accept"},
