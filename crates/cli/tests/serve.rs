@@ -127,3 +127,8 @@ fn unix_socket_is_private_and_survives_a_client_that_disconnects() {
 fn malformed_input_gets_the_right_codes_and_the_server_keeps_serving() {
     run_scenario("malformed");
 }
+
+#[test]
+fn apply_patch_sends_its_changes_for_approval_and_a_decline_writes_nothing() {
+    run_scenario("patch");
+}

@@ -481,6 +481,35 @@ def scenario_malformed():
     checker.finish()
 
 
+def scenario_patch():
+    """tool/applyPatch: a workspace patch applies with fileChange items; one that needs approval
+    sends the changes in item/fileChange/requestApproval and a decline writes nothing."""
+    recorder, checker = Recorder(), SchemaChecker()
+    client = start(recorder, checker)
+    thread, turn = new_thread(client)
+    patch = "*** Begin Patch\n*** Add File: hello.txt\n+hi\n*** End Patch\n"
+    result = client.call("tool/applyPatch", {"threadId": thread, "turnId": turn, "callId": "p1", "patch": patch})
+    check(result["status"] == "completed", f"applied: {result}")
+    check([c["kind"]["type"] for c in result["changes"]] == ["add"], f"changes: {result['changes']}")
+    with open(os.path.join(WS, "hello.txt")) as f:
+        check(f.read() == "hi\n", "file written")
+    items = [p["item"] for p in recorder.notes_of("item/completed") if p["item"]["id"] == "p1"]
+    check(len(items) == 1 and items[0]["type"] == "fileChange" and items[0]["status"] == "completed", f"item: {items}")
+    ro_thread, ro_turn = new_thread(client, permissionProfile=":read-only")
+    update = "*** Begin Patch\n*** Update File: hello.txt\n@@\n-hi\n+bye\n*** End Patch\n"
+    pending = client.call_async("tool/applyPatch", {"threadId": ro_thread, "turnId": ro_turn, "callId": "p2", "patch": update})
+    recorder.wait_for(lambda: "p2" in recorder.approvals, "file-change approval")
+    request_id, params = recorder.approvals["p2"][0]
+    check(params["changes"] and params["changes"][0]["kind"]["type"] == "update" and "+bye" in params["changes"][0]["diff"], f"changes sent: {params}")
+    client.reply(request_id, {"decision": "decline"})
+    declined = pending.result(timeout=60)
+    check(declined["status"] == "declined", f"declined: {declined}")
+    with open(os.path.join(WS, "hello.txt")) as f:
+        check(f.read() == "hi\n", "a declined patch writes nothing")
+    client.close()
+    checker.finish()
+
+
 SCENARIOS = {name[len("scenario_"):]: fn for name, fn in globals().items() if name.startswith("scenario_")}
 
 if __name__ == "__main__":
