@@ -54,6 +54,7 @@ class SchemaChecker:
         self.server_requests = {}  # server id -> method
         self.unchecked_out = set()  # ids of answers sent malformed on purpose
         self.skip_out = False  # requests sent malformed on purpose
+        self.answered = set()  # ids of our requests the server answered (each exactly once)
         self.lock = threading.Lock()
         self.validators = {}
 
@@ -107,13 +108,23 @@ class SchemaChecker:
             self.validate(spec["params"], message["params"], f"in {message['method']}")
         elif "error" in message:
             self.validate("JSONRPCError", message, "in error")
+            self.once(message.get("id"))
         else:
             self.validate("JSONRPCResponse", message, "in response")
+            self.once(message["id"])
             method = self.our_requests.get(message["id"])
             if method is None:
                 self.errors.append(f"response to an id we never sent: {message}")
                 return
             self.validate(METHODS["clientRequests"][method]["result"], message["result"], f"in result of {method}")
+
+    def once(self, request_id):
+        if request_id is None:
+            return
+        with self.lock:
+            if request_id in self.answered:
+                self.errors.append(f"request {request_id} was answered twice")
+            self.answered.add(request_id)
 
     def finish(self):
         check(not self.errors, "schema violations:\n" + "\n".join(self.errors[:20]))
