@@ -44,8 +44,8 @@ pub struct ThreadContext {
     pub params: ThreadStartParams,
 }
 
-/// The CLI side of the server. Errors are one line for the client (sent as -32602 for
-/// `thread/start`, -32603 otherwise... see each method).
+/// The CLI side of the server. Errors are one line for the client: -32602 for `thread/start`
+/// and `policy/explain`, -32603 for `instructions/render`, -32600 for `command/exec`.
 pub trait Backend: Send + Sync + 'static {
     /// `$AIRLOCK_HOME` (for `initialize`).
     fn airlock_home(&self) -> PathBuf;
