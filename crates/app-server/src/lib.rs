@@ -12,6 +12,15 @@
 //!   decisions back and failing closed on unusable answers;
 //! - the transports: stdio ([`run_stdio`]) and a Unix socket with mode 0600 ([`run_unix`]).
 //!
+//! Current limitations (each refused or reported, never silently widened):
+//! - `tool/shell` refuses `tty: true` and `additionalPermissions` with -32602;
+//! - every launch still goes through the `airlock linux-sandbox` helper process, which
+//!   resolves the profile, seccomp programs and bubblewrap argv again (issue 13 item 3, the
+//!   per-thread cache, is not built);
+//! - one active turn per thread (a new `turn/start` ends the previous turn, killing its calls);
+//! - `thread/start` refuses unknown fields (Codex's `model`, `sandbox`...) rather than ignore
+//!   a setting the client believes is in force.
+//!
 //! Must not: decide policy or run processes itself (the core session does), or read the
 //! configuration (the [`Backend`] given by the CLI builds sessions as `airlock exec` does).
 
