@@ -403,7 +403,8 @@ def scenario_unix():
             time.sleep(0.05)
         wait_gone("16.1803")
         # The server goes on serving new connections.
-        recorder2 = Recorder()
+        checker.finish()
+        recorder2, checker = Recorder(), SchemaChecker()  # a new connection: ids start again
         again = AirlockClient(unix_path=path, on_server_request=lambda m, p, i: {"decision": "accept"},
                               on_notification=recorder2.on_notification, on_message=checker)
         again.initialize()
