@@ -17,6 +17,7 @@ import sys
 import threading
 import time
 
+sys.dont_write_bytecode = True  # leave no __pycache__ in the checkout
 sys.path.insert(0, os.path.join(os.environ["REPO_ROOT"], "examples"))
 from airlock_client import AirlockClient, RpcError  # noqa: E402
 
