@@ -117,7 +117,7 @@ impl ApprovalTurn {
     }
 
     /// Resolves when the turn is interrupted (immediately if it already is).
-    pub(crate) async fn interrupted(&self) {
+    pub async fn interrupted(&self) {
         let mut receiver = self.interrupted_tx.subscribe();
         // The sender lives in `self`, so the channel cannot close while we wait.
         let _ = receiver.wait_for(|interrupted| *interrupted).await;

@@ -21,32 +21,19 @@ mod report;
 mod result_json;
 mod warnings;
 
-use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::io::IsTerminal as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use airlock_approval::ApprovalConfig;
-use airlock_core::ExecPolicyManager;
-use airlock_core::ExecPolicySources;
 use airlock_core::OutputMode;
-use airlock_core::SandboxSettings;
 use airlock_core::Session;
-use airlock_core::SessionConfig;
-use airlock_core::SessionOptions;
 use airlock_core::ShellCall;
-use airlock_core::ToolEnvironment;
 use airlock_core::ToolError;
-use airlock_core::audit::AUDIT_LOG_RELATIVE_PATH;
-use airlock_core::extra_safe_commands_from_config;
-use airlock_permissions::AirlockConfig;
 use airlock_permissions::DANGER_FULL_ACCESS;
-use airlock_permissions::load_config;
 use airlock_protocol::ApprovalsReviewer;
 use airlock_protocol::AskForApproval;
 use airlock_protocol::SandboxPermissions;
-use airlock_sandbox::ShellEnvironmentPolicy;
 use clap::Args;
 use clap::ValueEnum;
 
@@ -225,6 +212,11 @@ impl Finished {
     }
 }
 
+/// Prints the approval layer's warnings on stderr (also for `airlock serve`).
+pub(crate) fn install_warning_printer() {
+    warnings::install();
+}
+
 /// Runs `airlock exec`.
 pub fn run(args: ExecArgs) -> ExitCode {
     let json = args.json;
@@ -275,34 +267,48 @@ async fn run_exec(args: ExecArgs) -> Result<Finished, Refusal> {
         airlock_patch::ApplyPatchInvocation::NotApplyPatch => {}
     }
     let cwd = crate::common::working_directory(args.cd.as_deref())?;
-    let env = crate::common::config_env()?;
-    let config = load_config(&env, &args.overrides)?;
-    let session_config = SessionConfig::from_config(&config)?;
     if args.yolo {
         eprintln!("{YOLO_WARNING}");
     }
-    let approval_policy = match (args.yolo, args.approval) {
-        (true, _) => AskForApproval::Never,
-        (false, Some(arg)) => arg.policy(),
-        (false, None) => session_config.approval_policy,
-    };
-    let reviewer = match args.reviewer {
-        Some(ReviewerArg::User) => ApprovalsReviewer::User,
-        Some(ReviewerArg::AutoReview) => ApprovalsReviewer::AutoReview,
-        None => session_config.approvals_reviewer,
-    };
-    let requested_profile = if args.yolo {
-        Some(DANGER_FULL_ACCESS)
-    } else {
-        args.profile.as_deref()
-    };
-    let selected = crate::common::select_profile(&config, requested_profile, &cwd)?;
-    crate::common::refuse_root_workspace(&cwd, selected.symbolic())?;
-    let env_vars = command_environment(&config)?;
+    let parts = crate::session_setup::prepare_session(crate::session_setup::SessionRequest {
+        session_id: session_id(),
+        cwd: cwd.clone(),
+        overrides: &args.overrides,
+        approval: if args.yolo {
+            Some(AskForApproval::Never)
+        } else {
+            args.approval.map(PolicyArg::policy)
+        },
+        reviewer: args.reviewer.map(|reviewer| match reviewer {
+            ReviewerArg::User => ApprovalsReviewer::User,
+            ReviewerArg::AutoReview => ApprovalsReviewer::AutoReview,
+        }),
+        profile: if args.yolo {
+            Some(DANGER_FULL_ACCESS)
+        } else {
+            args.profile.as_deref()
+        },
+        rules: args.rules.clone(),
+        strict_auto_review: args.strict_auto_review,
+        output: if args.json {
+            OutputMode::Capture
+        } else {
+            OutputMode::Tee
+        },
+    })?;
+    let crate::session_setup::SessionParts {
+        options,
+        approval_config,
+        exec_policy,
+        selected,
+        network_enabled,
+    } = parts;
+    let approval_policy = options.approval_policy;
+    let reviewer = options.approvals_reviewer;
     if let Some(program) = command.first()
         && let Err(unrunnable) = crate::program::check_program(
             program.as_ref(),
-            env_vars.get("PATH").map(std::ffi::OsStr::new),
+            options.env.get("PATH").map(std::ffi::OsStr::new),
             &cwd,
         )
     {
@@ -315,51 +321,6 @@ async fn run_exec(args: ExecArgs) -> Result<Finished, Refusal> {
             output: None,
         });
     }
-    let network_enabled = selected.materialized().network().is_enabled();
-    let extra_safe_commands = extra_safe_commands_from_config(&config)?;
-    let exec_policy = ExecPolicyManager::load(&ExecPolicySources::for_config(
-        &config,
-        &env.airlock_home,
-        &cwd,
-        args.rules.clone(),
-    ));
-    let approval_config = ApprovalConfig::load(&config.table, &config.origin, &env.airlock_home)?;
-    let linux_helper = std::env::current_exe()
-        .map_err(|error| Refusal(format!("cannot locate the airlock executable: {error}")))?;
-    let options = SessionOptions {
-        session_id: session_id(),
-        approval_policy,
-        approvals_reviewer: reviewer,
-        strict_auto_review: args.strict_auto_review,
-        environment: ToolEnvironment {
-            environment_id: None,
-            cwd: cwd.clone(),
-            workspace_roots: selected.workspace_roots.clone(),
-            permission_profile: selected.symbolic().clone(),
-        },
-        env: env_vars,
-        extra_safe_commands,
-        sandbox: SandboxSettings {
-            linux_helper: Some(linux_helper),
-            manager: airlock_sandbox::SandboxManager {
-                bwrap_path: airlock_sandbox::bwrap_path_from_config(&config.table)?,
-                ..airlock_sandbox::SandboxManager::default()
-            },
-            ..SandboxSettings::default()
-        },
-        output: if args.json {
-            OutputMode::Capture
-        } else {
-            OutputMode::Tee
-        },
-        amendment_file: Some(airlock_execpolicy::default_amendment_file(
-            &env.airlock_home,
-        )),
-        allow_rules_bypass_sandbox: airlock_core::unsandboxed::allow_rules_bypass_sandbox(&config)?,
-        audit_log: session_config
-            .audit_enabled
-            .then(|| env.airlock_home.join(AUDIT_LOG_RELATIVE_PATH)),
-    };
     // A person can answer only on a terminal; otherwise the session gets no event channel and
     // every prompt routed to the user is denied (spec 10: fail closed).
     let interactive = reviewer == ApprovalsReviewer::User
@@ -489,17 +450,6 @@ fn finish(
 /// An exit code as a process status byte (out-of-range codes become 1).
 fn status_byte(code: i32) -> u8 {
     u8::try_from(code).unwrap_or(1)
-}
-
-/// The command's environment after `[shell_environment_policy]`; variables whose name or
-/// value is not UTF-8 are left out.
-fn command_environment(config: &AirlockConfig) -> Result<BTreeMap<String, String>, Refusal> {
-    let policy = ShellEnvironmentPolicy::from_config(&config.table)?;
-    Ok(policy
-        .apply(std::env::vars_os())
-        .into_iter()
-        .filter_map(|(name, value)| Some((name.into_string().ok()?, value.into_string().ok()?)))
-        .collect())
 }
 
 /// A session id unique enough for the audit log: process id and start time.

@@ -195,6 +195,22 @@ pub fn run(args: ExplainArgs) -> ExitCode {
     }
 }
 
+/// `policy/explain` of `airlock serve`: what `airlock explain --json ARGV...` prints, as a JSON
+/// value (`argv` starts with the program name; warnings are dropped).
+///
+/// # Errors
+/// Unusable flags, configuration or command, as `airlock explain` reports them.
+pub(crate) fn explain_json(argv: Vec<OsString>) -> anyhow::Result<serde_json::Value> {
+    use clap::{Args as _, FromArgMatches as _};
+    let matches =
+        ExplainArgs::augment_args(clap::Command::new("explain")).try_get_matches_from(argv)?;
+    let args = ExplainArgs::from_arg_matches(&matches)?;
+    let command = airlock_shell::argv_from_os(args.command.iter().cloned())
+        .map_err(|error| anyhow::anyhow!("invalid command: {error}"))?;
+    let explanation = explain(&args, command)?.map_err(anyhow::Error::new)?;
+    Ok(serde_json::from_str(&json::render(&explanation))?)
+}
+
 /// `--from-log CALL_ID`: the audit entry for a person (or as JSON).
 fn run_from_log(call_id: &str, json: bool) -> ExitCode {
     let result = crate::common::config_env().and_then(|env| {

@@ -125,7 +125,29 @@ pub fn run(args: InstructionsArgs) -> ExitCode {
     }
 }
 
+/// `instructions/render` of `airlock serve`: what `airlock instructions --json ARGV...` prints,
+/// as a JSON value (`argv` starts with the program name; warnings go to stderr).
+///
+/// # Errors
+/// Unusable flags or configuration.
+pub(crate) fn render_json(argv: Vec<std::ffi::OsString>) -> anyhow::Result<serde_json::Value> {
+    use clap::{Args as _, FromArgMatches as _};
+    let matches = InstructionsArgs::augment_args(clap::Command::new("instructions"))
+        .try_get_matches_from(argv)?;
+    let args = InstructionsArgs::from_arg_matches(&matches)?;
+    Ok(serde_json::from_str(&instructions_output(&args)?)?)
+}
+
 fn run_instructions(args: &InstructionsArgs) -> anyhow::Result<()> {
+    let output = instructions_output(args)?;
+    let mut stdout = std::io::stdout().lock();
+    if !output.is_empty() {
+        writeln!(stdout, "{output}").context("cannot write to stdout")?;
+    }
+    stdout.flush().context("cannot write to stdout")
+}
+
+fn instructions_output(args: &InstructionsArgs) -> anyhow::Result<String> {
     let cwd = crate::common::working_directory(args.cd.as_deref())?;
     let env = crate::common::config_env()?;
     let config = load_config(&env, &args.overrides)?;
@@ -187,11 +209,7 @@ fn run_instructions(args: &InstructionsArgs) -> anyhow::Result<()> {
             }
         }
     };
-    let mut stdout = std::io::stdout().lock();
-    if !output.is_empty() {
-        writeln!(stdout, "{output}").context("cannot write to stdout")?;
-    }
-    stdout.flush().context("cannot write to stdout")
+    Ok(output)
 }
 
 /// `approvals_reviewer` from the config (`user` when absent).

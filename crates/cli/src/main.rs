@@ -15,6 +15,8 @@ mod mcp_cmd;
 mod permissions_cmd;
 mod program;
 mod sandbox_cmd;
+mod serve_cmd;
+mod session_setup;
 mod terminal_text;
 
 use std::process::ExitCode;
@@ -60,6 +62,10 @@ enum Command {
     /// Decide a harness's pre-tool hook (Claude Code, Gemini CLI) from Airlock's policy;
     /// reads the event on stdin, never runs the command (spec 13).
     Hook(hook_cmd::HookArgs),
+    /// The JSON-RPC app server for harnesses (stdio, or `--listen unix:PATH`).
+    Serve(serve_cmd::ServeArgs),
+    /// Write the JSON Schema of the app server's messages (`--out DIR`).
+    Schema(serve_cmd::SchemaArgs),
 }
 
 fn main() -> ExitCode {
@@ -89,6 +95,8 @@ fn main() -> ExitCode {
         Command::ApplyPatch(args) => apply_patch_cmd::run(args),
         Command::Mcp(args) => mcp_cmd::run(args),
         Command::Hook(args) => hook_cmd::run(args),
+        Command::Serve(args) => serve_cmd::run(args),
+        Command::Schema(args) => serve_cmd::run_schema(args),
     }
 }
 

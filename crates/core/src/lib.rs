@@ -47,7 +47,7 @@ pub use orchestrator::{
     OrchestratorOutcome, SandboxAttempt, SandboxSettings, ToolCallContext, ToolEnvironment,
     ToolError, ToolOrchestrator,
 };
-pub use process::OutputMode;
+pub use process::{OutputChunk, OutputMode, OutputStreamKind, with_output_sink};
 pub use session::{
     PatchCall, PatchCallOutcome, PatchResult, Session, SessionOptions, ShellCall, ShellCallOutcome,
     ShellToolOutcome,

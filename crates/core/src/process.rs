@@ -27,6 +27,39 @@ pub enum OutputMode {
     Tee,
 }
 
+/// Which stream an [`OutputChunk`] comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OutputStreamKind {
+    /// Standard output.
+    Stdout,
+    /// Standard error.
+    Stderr,
+}
+
+/// Bytes a child wrote, as they arrive (for a client that shows output live, spec 10
+/// `item/commandExecution/outputDelta`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OutputChunk {
+    /// Which stream.
+    pub stream: OutputStreamKind,
+    /// The bytes (at most one read's worth).
+    pub bytes: Vec<u8>,
+}
+
+tokio::task_local! {
+    static OUTPUT_SINK: tokio::sync::mpsc::UnboundedSender<OutputChunk>;
+}
+
+/// Runs `future` with `sink` receiving every chunk of output of the children it spawns (in
+/// the same task), besides the capture. A task-local so the tool runtimes need no extra
+/// parameter; a closed sink is ignored (the capture goes on).
+pub async fn with_output_sink<F: std::future::Future>(
+    sink: tokio::sync::mpsc::UnboundedSender<OutputChunk>,
+    future: F,
+) -> F::Output {
+    OUTPUT_SINK.scope(sink, future).await
+}
+
 /// Spawns `launch` and waits for it; the exit code is the process's, or `128 + signal` for a
 /// signal death (as shells report it). Dropping the future kills the child.
 ///
@@ -105,6 +138,16 @@ async fn spawn(
     if let Some(arg0) = &launch.arg0 {
         command.arg0(arg0);
     }
+    // Without a terminal to share, the launch gets a process group of its own, so a call
+    // that is dropped (interrupted turn, disconnected client) kills the helper *and* the
+    // bubblewrap it started, even one still setting up (which killing the helper alone
+    // leaves behind). With `Tee` the child stays in the terminal's foreground group.
+    #[cfg(unix)]
+    let own_group = mode == OutputMode::Capture;
+    #[cfg(unix)]
+    if own_group {
+        command.process_group(0);
+    }
     let spawned = command.spawn();
     #[cfg(target_os = "linux")]
     if let Some(pipe) = status_pipe.as_mut() {
@@ -114,6 +157,8 @@ async fn spawn(
         program: program.clone(),
         source,
     })?;
+    #[cfg(unix)]
+    let mut group = GroupKill(if own_group { child.id() } else { None });
     let stdout = child.stdout.take();
     let stderr = child.stderr.take();
     let stdin = child.stdin.take();
@@ -126,11 +171,21 @@ async fn spawn(
     };
     let tee = mode == OutputMode::Tee;
     let (stdout, stderr, status, ()) = tokio::join!(
-        collect(stdout, tee.then(tokio::io::stdout)),
-        collect(stderr, tee.then(tokio::io::stderr)),
+        collect(
+            stdout,
+            tee.then(tokio::io::stdout),
+            OutputStreamKind::Stdout
+        ),
+        collect(
+            stderr,
+            tee.then(tokio::io::stderr),
+            OutputStreamKind::Stderr
+        ),
         child.wait(),
         feed,
     );
+    #[cfg(unix)]
+    group.disarm();
     let status = status.map_err(ExecError::Wait)?;
     let mut output = ExecOutput {
         exit_code: exit_code(status),
@@ -153,6 +208,32 @@ async fn spawn(
     Ok(output)
 }
 
+/// Kills a launch's process group when the call is dropped before the launch was reaped.
+#[cfg(unix)]
+struct GroupKill(Option<u32>);
+
+#[cfg(unix)]
+impl GroupKill {
+    /// The leader was reaped: its group id may be reused, never signal it.
+    fn disarm(&mut self) {
+        self.0 = None;
+    }
+}
+
+#[cfg(unix)]
+impl Drop for GroupKill {
+    fn drop(&mut self) {
+        let pgid = self
+            .0
+            .and_then(|id| i32::try_from(id).ok())
+            .and_then(rustix::process::Pid::from_raw);
+        if let Some(pgid) = pgid {
+            // The leader is not reaped yet (tokio kills it on drop too), so the id is ours.
+            let _ = rustix::process::kill_process_group(pgid, rustix::process::Signal::KILL);
+        }
+    }
+}
+
 /// The exit code of a command the sandbox could not execute (not found or not
 /// executable), as shells report "command not found"; never a denial (spec 05).
 #[cfg(target_os = "linux")]
@@ -160,7 +241,11 @@ const COMMAND_NOT_EXECUTABLE: i32 = 127;
 
 /// Reads `stream` to its end, keeping the first [`MAX_CAPTURED_BYTES`] and copying everything
 /// to `copy` when given (a failing copy target is ignored: the capture goes on).
-async fn collect<R, W>(stream: Option<R>, mut copy: Option<W>) -> std::io::Result<String>
+async fn collect<R, W>(
+    stream: Option<R>,
+    mut copy: Option<W>,
+    kind: OutputStreamKind,
+) -> std::io::Result<String>
 where
     R: AsyncRead + Unpin,
     W: AsyncWrite + Unpin,
@@ -170,6 +255,7 @@ where
     };
     let mut kept = Vec::new();
     let mut buffer = vec![0_u8; 8192];
+    let sink = OUTPUT_SINK.try_with(Clone::clone).ok();
     loop {
         let read = stream.read(&mut buffer).await?;
         if read == 0 {
@@ -184,6 +270,12 @@ where
             if copied.await.is_err() {
                 copy = None;
             }
+        }
+        if let Some(sink) = &sink {
+            let _ = sink.send(OutputChunk {
+                stream: kind,
+                bytes: chunk.to_vec(),
+            });
         }
         let room = MAX_CAPTURED_BYTES.saturating_sub(kept.len());
         kept.extend_from_slice(chunk.get(..room.min(chunk.len())).unwrap_or_default());

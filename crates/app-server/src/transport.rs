@@ -1,0 +1,87 @@
+//! The transports: stdio, and a Unix socket (mode 0600) serving one connection per client.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use airlock_jsonrpc::WireStyle;
+use airlock_jsonrpc::spawn_writer;
+
+use crate::backend::Backend;
+use crate::connection::serve_connection;
+
+/// Codex's app-server omits `"jsonrpc":"2.0"` on the wire; so does Airlock.
+const STYLE: WireStyle = WireStyle {
+    with_version: false,
+};
+
+fn runtime() -> std::io::Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+}
+
+/// Serves one connection on stdin / stdout until stdin ends; logs go to stderr.
+///
+/// # Errors
+/// The runtime cannot start.
+pub fn run_stdio(backend: Arc<dyn Backend>) -> std::io::Result<()> {
+    runtime()?.block_on(async move {
+        let (sink, writer) = spawn_writer(tokio::io::stdout(), STYLE);
+        serve_connection(tokio::io::stdin(), sink, backend).await;
+        // The sink's last clone is gone: the writer flushes what is queued and ends.
+        let _ = writer.await;
+        Ok(())
+    })
+}
+
+/// Listens on the Unix socket `path` (created with mode 0600; an existing socket file is
+/// replaced, any other file is refused) and serves each client on its own connection.
+///
+/// # Errors
+/// The path holds something other than a socket, or binding fails.
+pub fn run_unix(path: &Path, backend: Arc<dyn Backend>) -> std::io::Result<()> {
+    use std::os::unix::fs::FileTypeExt;
+    use std::os::unix::fs::PermissionsExt;
+    if let Ok(meta) = std::fs::symlink_metadata(path) {
+        if !meta.file_type().is_socket() {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::AlreadyExists,
+                format!(
+                    "{} exists and is not a socket; pick another path",
+                    path.display()
+                ),
+            ));
+        }
+        std::fs::remove_file(path)?;
+    }
+    runtime()?.block_on(async move {
+        // Created 0600 from the start (umask 0177 around the bind), so no other user can
+        // connect in between; peers are also checked by uid on accept.
+        let previous = rustix::process::umask(rustix::fs::Mode::from_raw_mode(0o177));
+        let bound = tokio::net::UnixListener::bind(path);
+        rustix::process::umask(previous);
+        let listener = bound?;
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))?;
+        let own_uid = rustix::process::getuid().as_raw();
+        tracing::info!("listening on unix:{}", path.display());
+        eprintln!("airlock serve: listening on unix:{}", path.display());
+        loop {
+            let (stream, _) = listener.accept().await?;
+            match stream.peer_cred() {
+                Ok(cred) if cred.uid() == own_uid => {}
+                other => {
+                    tracing::warn!("refused a connection from another user ({other:?})");
+                    continue;
+                }
+            }
+            let backend = Arc::clone(&backend);
+            tokio::spawn(async move {
+                let (read, write) = stream.into_split();
+                let (sink, writer) = spawn_writer(write, STYLE);
+                serve_connection(read, sink, backend).await;
+                let _ = writer.await;
+            });
+        }
+    })
+}

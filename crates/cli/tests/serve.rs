@@ -1,0 +1,134 @@
+//! `airlock serve` driven over stdio (and a Unix socket) by the reference Python client
+//! (`examples/airlock_client.py`), every message validated against the schema `airlock schema`
+//! writes (issue 13 "Must show"). The scenarios live in `tests/serve/scenarios.py`.
+//!
+//! Needs `python3` and the `jsonschema` package: when the system Python lacks it, a virtualenv
+//! in the test's directory gets it from PyPI, else Debian's `python3-jsonschema` is installed
+//! with apt (as root). If none of these works the test fails with the fix; it never skips.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::Path;
+use std::path::PathBuf;
+use std::process::Command;
+use std::sync::OnceLock;
+
+fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .canonicalize()
+        .unwrap()
+}
+
+fn has_jsonschema(python: &Path) -> bool {
+    Command::new(python)
+        .args(["-c", "import jsonschema"])
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+/// A Python with `jsonschema`, set up once per test binary.
+fn python() -> &'static Path {
+    static PYTHON: OnceLock<PathBuf> = OnceLock::new();
+    PYTHON.get_or_init(|| {
+        let system = PathBuf::from("python3");
+        if has_jsonschema(&system) {
+            return system;
+        }
+        let venv = Path::new(env!("CARGO_TARGET_TMPDIR")).join("serve-venv");
+        let venv_python = venv.join("bin/python3");
+        if !has_jsonschema(&venv_python) {
+            let made = Command::new("python3")
+                .args(["-m", "venv"])
+                .arg(&venv)
+                .status();
+            if made.is_ok_and(|s| s.success()) {
+                let _ = Command::new(&venv_python)
+                    .args(["-m", "pip", "install", "--quiet", "jsonschema"])
+                    .status();
+            }
+        }
+        if has_jsonschema(&venv_python) {
+            return venv_python;
+        }
+        let _ = Command::new("apt-get")
+            .args(["install", "-y", "-q", "python3-jsonschema"])
+            .env("DEBIAN_FRONTEND", "noninteractive")
+            .status();
+        assert!(
+            has_jsonschema(&system),
+            "these tests need python3 with the jsonschema package: `pip install jsonschema` or \
+             `apt-get install python3-jsonschema` (a virtualenv install from PyPI failed too)"
+        );
+        system
+    })
+}
+
+fn run_scenario(name: &str) {
+    let work = tempfile::Builder::new()
+        .prefix("airlock-serve-")
+        .tempdir_in(env!("CARGO_TARGET_TMPDIR"))
+        .unwrap();
+    let schema = work.path().join("schema");
+    let airlock = env!("CARGO_BIN_EXE_airlock");
+    let written = Command::new(airlock)
+        .args(["schema", "--out"])
+        .arg(&schema)
+        .output()
+        .unwrap();
+    assert!(written.status.success(), "airlock schema: {written:?}");
+    let script = repo_root().join("crates/cli/tests/serve/scenarios.py");
+    let output = Command::new(python())
+        .arg(&script)
+        .arg(name)
+        .env("AIRLOCK_BIN", airlock)
+        .env("SCHEMA_DIR", &schema)
+        .env("WORK_DIR", work.path())
+        .env("REPO_ROOT", repo_root())
+        // Sandboxed children must not load libraries from a writable build tree.
+        .env_remove("LD_LIBRARY_PATH")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        output.status.success(),
+        "scenario {name} failed\n--- stdout\n{stdout}\n--- stderr\n{stderr}"
+    );
+    assert!(stdout.contains(&format!("{name}: ok")), "{stdout}");
+}
+
+#[test]
+fn two_hundred_concurrent_calls_resolve_once_each_with_their_answer() {
+    run_scenario("concurrent");
+}
+
+#[test]
+fn accept_for_session_skips_the_second_prompt_of_that_thread_only() {
+    run_scenario("session_cache");
+}
+
+#[test]
+fn interrupt_kills_the_running_command_and_aborts_only_its_turn() {
+    run_scenario("interrupt");
+}
+
+#[test]
+fn disconnect_mid_approval_leaves_no_process_or_pending_entry() {
+    run_scenario("disconnect");
+}
+
+#[test]
+fn unix_socket_is_private_and_survives_a_client_that_disconnects() {
+    run_scenario("unix");
+}
+
+#[test]
+fn malformed_input_gets_the_right_codes_and_the_server_keeps_serving() {
+    run_scenario("malformed");
+}
+
+#[test]
+fn apply_patch_sends_its_changes_for_approval_and_a_decline_writes_nothing() {
+    run_scenario("patch");
+}
