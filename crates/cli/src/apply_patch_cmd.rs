@@ -196,8 +196,9 @@ fn refuse(reason: &str) -> ExitCode {
     ExitCode::from(REFUSED)
 }
 
+/// `text` on one line, escaped for the terminal (paths and reasons name the agent's files).
 fn one_line(text: &str) -> String {
-    text.split_whitespace().collect::<Vec<_>>().join(" ")
+    crate::terminal_text::safe(&text.split_whitespace().collect::<Vec<_>>().join(" "))
 }
 
 /// Applies `patch` with `settings` (`workdir`: the `cd DIR` of a shell-wrapped call) and
@@ -303,7 +304,10 @@ async fn apply_inner(
         interactive.then_some(events_tx),
     );
     for warning in selected.warnings.iter().chain(session.warnings()) {
-        eprintln!("airlock: warning: {warning}");
+        eprintln!(
+            "airlock: warning: {}",
+            crate::terminal_text::safe(&warning.to_string())
+        );
     }
     let answering = tokio::spawn(front_end::serve(
         std::sync::Arc::downgrade(session.approvals()),
@@ -324,14 +328,15 @@ async fn apply_inner(
     drop(session);
     let _ = answering.await;
     if let Some(error) = &outcome.audit_error {
-        eprintln!("airlock: warning: {error}");
+        eprintln!("airlock: warning: {}", one_line(&error.to_string()));
     }
     Ok(match outcome.result {
         PatchResult::Applied {
             output,
             retried_without_sandbox,
         } => {
-            print!("{}", output.stdout);
+            // The summary names the patch's paths: escaped, one path a line.
+            print!("{}", crate::terminal_text::lines(&output.stdout));
             if retried_without_sandbox {
                 eprintln!(
                     "airlock: note: the sandbox blocked the first attempt; it was retried without the sandbox"
@@ -340,7 +345,7 @@ async fn apply_inner(
             0
         }
         PatchResult::Failed { message } => {
-            eprintln!("{message}");
+            eprint!("{}", crate::terminal_text::lines(&format!("{message}\n")));
             PATCH_FAILED
         }
         PatchResult::Refused { message, .. } => {
