@@ -159,7 +159,7 @@ mod tests {
         changes.insert(
             PathBuf::from("/tmp/old\u{202e}txt.sh"),
             FileChange::Update {
-                unified_diff: "@@ -1 +1 @@\n-\x1b[1A\x1b[2Kold\n+new\r\n".to_owned(),
+                unified_diff: "@@ -1 +1 @@\n-\x1b[1A\x1b[2Kold\n+new\r x\n".to_owned(),
                 move_path: Some(PathBuf::from("/tmp/new\x1b[0m.sh")),
             },
         );
@@ -184,7 +184,7 @@ mod tests {
                 "{text:?}"
             );
             assert!(text.contains("-\\x1b[1A\\x1b[2Kold"), "{text:?}");
-            assert!(text.contains("+new\\r"), "{text:?}");
+            assert!(text.contains("+new\\r x"), "{text:?}");
         }
     }
 }
