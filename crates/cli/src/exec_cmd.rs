@@ -373,7 +373,10 @@ async fn run_exec(args: ExecArgs) -> Result<Finished, Refusal> {
         interactive.then_some(events_tx),
     );
     for warning in selected.warnings.iter().chain(session.warnings()) {
-        eprintln!("airlock: warning: {warning}");
+        eprintln!(
+            "airlock: warning: {}",
+            crate::terminal_text::safe(&warning.to_string())
+        );
     }
     let answering = tokio::spawn(front_end::serve(
         std::sync::Arc::downgrade(session.approvals()),
@@ -400,7 +403,10 @@ async fn run_exec(args: ExecArgs) -> Result<Finished, Refusal> {
     drop(session);
     let _ = answering.await;
     if let Some(error) = &outcome.audit_error {
-        eprintln!("airlock: warning: {error}");
+        eprintln!(
+            "airlock: warning: {}",
+            crate::terminal_text::safe(&error.to_string())
+        );
     }
     if args.verbose {
         eprint!("{}", report::render(&outcome.record));
@@ -413,7 +419,7 @@ async fn run_exec(args: ExecArgs) -> Result<Finished, Refusal> {
     );
     let finished = finish(outcome.result, outcome.record);
     for hint in hints {
-        eprintln!("airlock: hint: {hint}");
+        eprintln!("airlock: hint: {}", crate::terminal_text::escape(&hint));
     }
     Ok(finished)
 }

@@ -180,12 +180,13 @@ pub fn run(args: ExplainArgs) -> ExitCode {
     let mut stderr = std::io::stderr().lock();
     for warning in &explanation.warnings {
         // A closed stderr must not turn a successful explanation into a failure.
-        let _ = writeln!(stderr, "warning: {warning}");
+        let _ = writeln!(stderr, "warning: {}", crate::terminal_text::safe(warning));
     }
     let text = if args.json {
         json::render(&explanation)
     } else {
-        report::render(&explanation)
+        // The command, cwd and rules paths are the agent's: escaped line by line.
+        crate::terminal_text::lines(&report::render(&explanation))
     };
     match std::io::stdout().lock().write_all(text.as_bytes()) {
         Ok(()) => ExitCode::SUCCESS,
@@ -213,7 +214,7 @@ fn run_from_log(call_id: &str, json: bool) -> ExitCode {
     let text = if json {
         format!("{entry}\n")
     } else {
-        from_log::render(&entry)
+        crate::terminal_text::lines(&from_log::render(&entry))
     };
     match std::io::stdout().lock().write_all(text.as_bytes()) {
         Ok(()) => ExitCode::SUCCESS,

@@ -133,7 +133,7 @@ fn run_instructions(args: &InstructionsArgs) -> anyhow::Result<()> {
     let mut stderr = std::io::stderr().lock();
     for warning in &selected.warnings {
         // A closed stderr must not turn a successful run into a failure.
-        let _ = writeln!(stderr, "warning: {warning}");
+        let _ = writeln!(stderr, "warning: {}", crate::terminal_text::safe(warning));
     }
     let approval_policy = match args.approval {
         Some(PolicyArg::Untrusted) => AskForApproval::UnlessTrusted,
@@ -159,7 +159,7 @@ fn run_instructions(args: &InstructionsArgs) -> anyhow::Result<()> {
     let state = PermissionsState::new(instructions);
     let output = match &args.diff {
         None => {
-            let text = state.instructions().render();
+            let text = model_text(&state.instructions().render());
             if args.json {
                 serde_json::to_string(&TextJson {
                     text: &text,
@@ -174,7 +174,7 @@ fn run_instructions(args: &InstructionsArgs) -> anyhow::Result<()> {
             let update = state.render_diff(PreviousSectionState::Known(&previous));
             let text = update
                 .as_ref()
-                .map(|update| update.render())
+                .map(|update| model_text(&update.render()))
                 .unwrap_or_default();
             if args.json {
                 serde_json::to_string(&DiffJson {
@@ -188,10 +188,26 @@ fn run_instructions(args: &InstructionsArgs) -> anyhow::Result<()> {
         }
     };
     let mut stdout = std::io::stdout().lock();
-    if !output.is_empty() {
-        writeln!(stdout, "{output}").context("cannot write to stdout")?;
+    let written = if output.is_empty() {
+        stdout.flush()
+    } else {
+        writeln!(stdout, "{output}").and_then(|()| stdout.flush())
+    };
+    match written {
+        // A reader that stopped early (`| head`) is not an error: exit quietly, as `cat` does.
+        Err(error) if error.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        other => other.context("cannot write to stdout"),
     }
-    stdout.flush().context("cannot write to stdout")
+}
+
+/// The developer-message text with every control and invisible formatting character
+/// replaced by a visible escape (`\x1b`, `\u{202e}`), line breaks kept. The text is meant
+/// for a model, but it names the working directory and rules paths, which anyone can
+/// choose, and a harness may show it on a terminal: an escape there must stay visible
+/// text (issue 17). Tabs are shown as `\t` too. The snapshot (`--json`) keeps the raw
+/// values, since it is compared, not shown.
+fn model_text(text: &str) -> String {
+    crate::terminal_text::lines(text)
 }
 
 /// `approvals_reviewer` from the config (`user` when absent).

@@ -134,7 +134,7 @@ fn run_outside(args: &OutsideArgs) -> anyhow::Result<bool> {
     }
     std::io::stdout()
         .lock()
-        .write_all(out.as_bytes())
+        .write_all(crate::terminal_text::lines(&out).as_bytes())
         .context("cannot write to stdout")?;
     Ok(all_outside)
 }
@@ -147,7 +147,7 @@ fn run_show(args: &ShowArgs) -> anyhow::Result<()> {
     let mut stderr = std::io::stderr().lock();
     for warning in &selected.warnings {
         // A closed stderr must not turn a successful show into a failure.
-        let _ = writeln!(stderr, "warning: {warning}");
+        let _ = writeln!(stderr, "warning: {}", crate::terminal_text::safe(warning));
     }
     let profile = selected.materialized();
     let text = if args.json {
@@ -156,7 +156,8 @@ fn run_show(args: &ShowArgs) -> anyhow::Result<()> {
         json.push('\n');
         json
     } else {
-        summary(&selected, &profile, &cwd)
+        // Roots and entries are paths (the cwd's name is anyone's): escaped line by line.
+        crate::terminal_text::lines(&summary(&selected, &profile, &cwd))
     };
     std::io::stdout()
         .lock()

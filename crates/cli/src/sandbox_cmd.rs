@@ -25,7 +25,7 @@ fn unrunnable(command: &[OsString], env: &[(OsString, OsString)], cwd: &Path) ->
         .find(|(k, _)| k == "PATH")
         .map(|(_, v)| v.as_os_str());
     let error = crate::program::check_program(program, path, cwd).err()?;
-    eprintln!("airlock: {}", error.message());
+    eprintln!("airlock: {}", crate::terminal_text::safe(&error.message()));
     Some(i32::from(error.exit_code()))
 }
 
@@ -89,7 +89,7 @@ fn run_sandbox(args: SandboxArgs) -> anyhow::Result<i32> {
     let selected = crate::common::select_profile(&config, args.profile.as_deref(), &cwd)?;
     crate::common::refuse_root_workspace(&cwd, selected.symbolic())?;
     for warning in &selected.warnings {
-        eprintln!("warning: {warning}");
+        eprintln!("warning: {}", crate::terminal_text::safe(warning));
     }
     let env = ShellEnvironmentPolicy::from_config(&config.table)?.apply(std::env::vars_os());
     let profile = selected.materialized();
