@@ -122,7 +122,11 @@ pub struct ExecArgs {
     verbose: bool,
 
     /// Print one JSON result object on stdout (decision trace, attempts, final status); the
-    /// command's output is captured into it instead of streamed.
+    /// command's output is captured into it instead of streamed. `status`: `ran`,
+    /// `sandbox_denied`, `rejected` (refused: forbidden, denied, aborted, bad config; exit
+    /// 125), `error` (could not be confined; 125), `command_not_found`, `not_executable`,
+    /// and for an `apply_patch` call `applied`, `patch_failed` or `rejected`; a refusal is
+    /// `rejected` in the audit record's outcome (`record.outcome.status`) too.
     #[arg(long)]
     json: bool,
 
@@ -191,34 +195,45 @@ struct Finished {
     message: Option<String>,
     /// Print `message` with its line breaks (a TOML error's snippet) instead of on one line.
     multiline: bool,
-    record: Option<airlock_core::AuditRecord>,
+    /// `message` was already printed on stderr (the patch path prints its own).
+    printed: bool,
+    /// The call id (absent when the call never reached the orchestrator).
+    call_id: Option<String>,
+    /// The audit record of the call (a command's or a patch's), as JSON.
+    record: Option<serde_json::Value>,
     output: Option<airlock_sandbox::ExecOutput>,
 }
 
 impl Finished {
     /// An `apply_patch` call routed to the patch path, which printed its own messages
-    /// (exit 0 applied, 1 patch failed, 125 refused).
-    fn patched(code: u8) -> Self {
+    /// on stderr (exit 0 applied, 1 patch failed, 125 rejected); the summary of an applied
+    /// patch is the result's `stdout`.
+    fn patched(patch: crate::apply_patch_cmd::PatchFinished) -> Self {
+        let output = patch.stdout.map(|stdout| airlock_sandbox::ExecOutput {
+            exit_code: 0,
+            stdout,
+            ..airlock_sandbox::ExecOutput::default()
+        });
         Self {
-            code,
-            status: match code {
-                0 => "applied",
-                REFUSED => "refused",
-                _ => "patch_failed",
-            },
-            message: None,
+            code: patch.code,
+            status: patch.status,
+            message: patch.message,
             multiline: false,
-            record: None,
-            output: None,
+            printed: true,
+            call_id: patch.call_id,
+            record: patch.record,
+            output,
         }
     }
 
     fn refused(reason: String) -> Self {
         Self {
             code: REFUSED,
-            status: "refused",
+            status: "rejected",
             message: Some(reason),
             multiline: true,
+            printed: false,
+            call_id: None,
             record: None,
             output: None,
         }
@@ -237,7 +252,7 @@ pub fn run(args: ExecArgs) -> ExitCode {
             .unwrap_or_else(|Refusal(reason)| Finished::refused(reason)),
         Err(error) => Finished::refused(format!("cannot start the async runtime: {error}")),
     };
-    if let Some(message) = &finished.message {
+    if let Some(message) = finished.message.as_ref().filter(|_| !finished.printed) {
         if finished.multiline {
             for (n, line) in message.lines().enumerate() {
                 let lead = if n == 0 { "airlock: " } else { "" };
@@ -264,8 +279,9 @@ async fn run_exec(args: ExecArgs) -> Result<Finished, Refusal> {
     // An `apply_patch` call goes through the patch path, never runs as a command (spec 11).
     match airlock_patch::maybe_parse_apply_patch(&command) {
         airlock_patch::ApplyPatchInvocation::Patch { patch, workdir } => {
-            let code = crate::apply_patch_cmd::apply(patch_settings(&args), patch, workdir).await;
-            return Ok(Finished::patched(code));
+            let patched =
+                crate::apply_patch_cmd::apply(patch_settings(&args), patch, workdir).await;
+            return Ok(Finished::patched(patched));
         }
         airlock_patch::ApplyPatchInvocation::Implicit => {
             return Err(Refusal(
@@ -311,6 +327,8 @@ async fn run_exec(args: ExecArgs) -> Result<Finished, Refusal> {
             status: unrunnable.status(),
             message: Some(unrunnable.message()),
             multiline: false,
+            printed: false,
+            call_id: None,
             record: None,
             output: None,
         });
@@ -446,6 +464,8 @@ fn patch_settings(args: &ExecArgs) -> crate::apply_patch_cmd::PatchSettings {
         strict_auto_review: args.strict_auto_review,
         overrides: args.overrides.clone(),
         via_exec: true,
+        verbose: args.verbose,
+        json: args.json,
     }
 }
 
@@ -479,7 +499,7 @@ fn finish(
                 Some(output),
             )
         }
-        Err(ToolError::Rejected { message, .. }) => (REFUSED, "refused", Some(message), None),
+        Err(ToolError::Rejected { message, .. }) => (REFUSED, "rejected", Some(message), None),
         Err(error @ ToolError::Execution(_)) => (REFUSED, "error", Some(error.to_string()), None),
     };
     Finished {
@@ -487,7 +507,9 @@ fn finish(
         status,
         message,
         multiline: false,
-        record: Some(record),
+        printed: false,
+        call_id: Some(record.call_id.clone()),
+        record: serde_json::to_value(&record).ok(),
         output,
     }
 }

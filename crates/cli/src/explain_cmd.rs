@@ -188,11 +188,9 @@ pub fn run(args: ExplainArgs) -> ExitCode {
         // The command, cwd and rules paths are the agent's: escaped line by line.
         crate::terminal_text::lines(&report::render(&explanation))
     };
-    match std::io::stdout().lock().write_all(text.as_bytes()) {
+    match crate::common::write_stdout(&text) {
         Ok(()) => ExitCode::SUCCESS,
-        Err(error) => {
-            crate::report_error(&anyhow::Error::new(error).context("cannot write to stdout"))
-        }
+        Err(error) => crate::report_error(&error),
     }
 }
 
@@ -216,11 +214,9 @@ fn run_from_log(call_id: &str, json: bool) -> ExitCode {
     } else {
         crate::terminal_text::lines(&from_log::render(&entry))
     };
-    match std::io::stdout().lock().write_all(text.as_bytes()) {
+    match crate::common::write_stdout(&text) {
         Ok(()) => ExitCode::SUCCESS,
-        Err(error) => {
-            crate::report_error(&anyhow::Error::new(error).context("cannot write to stdout"))
-        }
+        Err(error) => crate::report_error(&error),
     }
 }
 

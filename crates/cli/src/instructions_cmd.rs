@@ -187,17 +187,10 @@ fn run_instructions(args: &InstructionsArgs) -> anyhow::Result<()> {
             }
         }
     };
-    let mut stdout = std::io::stdout().lock();
-    let written = if output.is_empty() {
-        stdout.flush()
-    } else {
-        writeln!(stdout, "{output}").and_then(|()| stdout.flush())
-    };
-    match written {
-        // A reader that stopped early (`| head`) is not an error: exit quietly, as `cat` does.
-        Err(error) if error.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
-        other => other.context("cannot write to stdout"),
+    if output.is_empty() {
+        return Ok(());
     }
+    crate::common::write_stdout(&format!("{output}\n"))
 }
 
 /// The developer-message text with every control and invisible formatting character
@@ -270,5 +263,15 @@ fn read_snapshot(path: &Path) -> anyhow::Result<PermissionsSnapshot> {
     if let Some(snapshot) = value.get_mut("snapshot") {
         value = snapshot.take();
     }
-    PermissionsSnapshot::from_value(value).with_context(|| format!("in {}", path.display()))
+    // serde's own message names Rust types ("untagged enum PermissionsSnapshot"): say what
+    // shape is expected instead.
+    PermissionsSnapshot::from_value(value).map_err(|_| {
+        anyhow::anyhow!(
+            "{} is not a permissions snapshot: expected the output of `airlock instructions \
+             --json` (or its `snapshot` field): an object {{\"instructions\": \"sha1:…\", \
+             \"approved_command_prefixes\": [[\"git\", \"pull\"], …]}}, or a \"sha1:…\" \
+             string",
+            path.display()
+        )
+    })
 }

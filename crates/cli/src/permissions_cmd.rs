@@ -132,10 +132,7 @@ fn run_outside(args: &OutsideArgs) -> anyhow::Result<bool> {
             let _ = writeln!(out, "outside {}", absolute.display());
         }
     }
-    std::io::stdout()
-        .lock()
-        .write_all(crate::terminal_text::lines(&out).as_bytes())
-        .context("cannot write to stdout")?;
+    crate::common::write_stdout(&crate::terminal_text::lines(&out))?;
     Ok(all_outside)
 }
 
@@ -159,10 +156,7 @@ fn run_show(args: &ShowArgs) -> anyhow::Result<()> {
         // Roots and entries are paths (the cwd's name is anyone's): escaped line by line.
         crate::terminal_text::lines(&summary(&selected, &profile, &cwd))
     };
-    std::io::stdout()
-        .lock()
-        .write_all(text.as_bytes())
-        .context("cannot write to stdout")?;
+    crate::common::write_stdout(&text)?;
     Ok(())
 }
 
