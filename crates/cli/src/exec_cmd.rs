@@ -427,7 +427,10 @@ async fn run_exec(args: ExecArgs) -> Result<Finished, Refusal> {
         );
     }
     if args.verbose {
-        eprint!("{}", report::render(&outcome.record));
+        eprint!(
+            "{}",
+            crate::terminal_text::lines(&report::render(&outcome.record))
+        );
     }
     let hints = hints::hints(
         &outcome.record,

@@ -86,7 +86,10 @@ pub fn run(args: SandboxArgs) -> ExitCode {
 fn run_sandbox(args: SandboxArgs) -> anyhow::Result<i32> {
     // As `airlock exec -- ""`: an empty program name is a usage mistake, not a missing program.
     anyhow::ensure!(
-        !args.command.first().is_some_and(|program| program.is_empty()),
+        !args
+            .command
+            .first()
+            .is_some_and(|program| program.is_empty()),
         "invalid command: empty command; pass the program to run after `--`"
     );
     let cwd = crate::common::working_directory(args.cd.as_deref())?;

@@ -73,7 +73,15 @@ fn exec_json_routed_to_apply_patch_prints_one_full_object() {
     let patch = add_patch("refused.txt");
     let out = airlock(
         &dirs,
-        &["exec", "--json", "-P", ":read-only", "--", "apply_patch", &patch],
+        &[
+            "exec",
+            "--json",
+            "-P",
+            ":read-only",
+            "--",
+            "apply_patch",
+            &patch,
+        ],
     );
     assert_eq!(out.status.code(), Some(125), "{}", stderr(&out));
     let refused = one_object(&out);
@@ -115,7 +123,15 @@ fn exec_json_command_refusal_says_rejected_like_its_record() {
     );
     let out = airlock(
         &dirs,
-        &["exec", "--json", "-r", rules.to_str().unwrap(), "--", "rm", "x"],
+        &[
+            "exec",
+            "--json",
+            "-r",
+            rules.to_str().unwrap(),
+            "--",
+            "rm",
+            "x",
+        ],
     );
     assert_eq!(out.status.code(), Some(125), "{}", stderr(&out));
     let refused = one_object(&out);
@@ -161,7 +177,11 @@ fn apply_patch_calls_get_unique_call_ids_that_explain_finds() {
         "{}",
         stderr(&explained)
     );
-    assert!(stdout(&explained).contains(&ids[0]), "{}", stdout(&explained));
+    assert!(
+        stdout(&explained).contains(&ids[0]),
+        "{}",
+        stdout(&explained)
+    );
 
     // `exec -v` routed to the patch path prints the id too, the one the log holds.
     let patch = add_patch("three.txt");
@@ -169,7 +189,9 @@ fn apply_patch_calls_get_unique_call_ids_that_explain_finds() {
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let id = logged_call_ids(&dirs).pop().unwrap();
     assert!(
-        stderr(&out).contains(&format!("airlock: call {id} (airlock explain --from-log {id})")),
+        stderr(&out).contains(&format!(
+            "airlock: call {id} (airlock explain --from-log {id})"
+        )),
         "{}",
         stderr(&out)
     );
@@ -234,7 +256,11 @@ fn an_empty_home_is_called_empty() {
         .output()
         .unwrap();
     assert_eq!(unset.status.code(), Some(1), "{}", stderr(&unset));
-    assert!(stderr(&unset).contains("HOME is not set"), "{}", stderr(&unset));
+    assert!(
+        stderr(&unset).contains("HOME is not set"),
+        "{}",
+        stderr(&unset)
+    );
 }
 
 #[test]
@@ -255,7 +281,10 @@ fn a_snapshot_of_the_wrong_shape_names_the_expected_one() {
     dirs.config("");
     let snapshot = dirs.scripts.join("prev.json");
     std::fs::write(&snapshot, "{}").unwrap();
-    let out = airlock(&dirs, &["instructions", "--diff", snapshot.to_str().unwrap()]);
+    let out = airlock(
+        &dirs,
+        &["instructions", "--diff", snapshot.to_str().unwrap()],
+    );
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     let err = stderr(&out);
     assert!(err.contains("is not a permissions snapshot"), "{err}");

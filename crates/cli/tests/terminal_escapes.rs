@@ -93,7 +93,11 @@ fn permissions_show_escapes_roots_and_entries() {
     // JSON keeps the real path (JSON escaping applies there).
     let json = airlock_in(&dirs, &dir, &["permissions", "show", "--json"]);
     assert_eq!(json.status.code(), Some(0), "{}", stderr(&json));
-    assert!(stdout(&json).contains("esc\\u001b[31mdir"), "{}", stdout(&json));
+    assert!(
+        stdout(&json).contains("esc\\u001b[31mdir"),
+        "{}",
+        stdout(&json)
+    );
 }
 
 #[test]
@@ -109,7 +113,10 @@ fn instructions_show_control_characters_as_visible_escapes() {
     assert_eq!(json.status.code(), Some(0), "{}", stderr(&json));
     let value: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
     let text = value["text"].as_str().unwrap();
-    assert!(text.contains("esc\\x1b[31mdir") && !text.contains('\x1b'), "{text}");
+    assert!(
+        text.contains("esc\\x1b[31mdir") && !text.contains('\x1b'),
+        "{text}"
+    );
 }
 
 #[test]

@@ -273,10 +273,11 @@ pub fn load_config(env: &ConfigEnv, overrides: &[String]) -> Result<AirlockConfi
     let path = env.config_path();
     let mut config = match std::fs::read(&path) {
         Ok(bytes) => {
-            let text = String::from_utf8(bytes).map_err(|error| PermissionsError::ConfigNotUtf8 {
-                path: path.clone(),
-                offset: error.utf8_error().valid_up_to(),
-            })?;
+            let text =
+                String::from_utf8(bytes).map_err(|error| PermissionsError::ConfigNotUtf8 {
+                    path: path.clone(),
+                    offset: error.utf8_error().valid_up_to(),
+                })?;
             AirlockConfig::from_toml_str(&text, &path, env)?
         }
         Err(error) if error.kind() == std::io::ErrorKind::NotFound => {

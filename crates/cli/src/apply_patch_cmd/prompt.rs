@@ -55,11 +55,9 @@ pub fn render(request: &ApplyPatchApprovalRequestEvent, colour: bool) -> String 
                 move_path,
             } => {
                 match move_path {
-                    Some(dest) => text.push_str(&format!(
-                        "  update {} -> {}\n",
-                        shown(path),
-                        shown(dest)
-                    )),
+                    Some(dest) => {
+                        text.push_str(&format!("  update {} -> {}\n", shown(path), shown(dest)))
+                    }
                     None => text.push_str(&format!("  update {}\n", shown(path))),
                 }
                 for line in unified_diff.lines() {
@@ -176,9 +174,18 @@ mod tests {
             assert!(!without_our_colours.contains('\x1b'), "{text:?}");
             assert!(!without_our_colours.contains('\x07'), "{text:?}");
             assert!(!without_our_colours.contains('\u{202e}'), "{text:?}");
-            assert!(text.contains("retry reason: sandbox \\x1b[2Jdenied\n"), "{text:?}");
-            assert!(text.contains("add /tmp/outside-\\x1b[31mred.txt\n"), "{text:?}");
-            assert!(text.contains("+line with \\x1b[2J clear and \\x1b]0;title\\x07 osc"), "{text:?}");
+            assert!(
+                text.contains("retry reason: sandbox \\x1b[2Jdenied\n"),
+                "{text:?}"
+            );
+            assert!(
+                text.contains("add /tmp/outside-\\x1b[31mred.txt\n"),
+                "{text:?}"
+            );
+            assert!(
+                text.contains("+line with \\x1b[2J clear and \\x1b]0;title\\x07 osc"),
+                "{text:?}"
+            );
             assert!(
                 text.contains("update /tmp/old\\u{202e}txt.sh -> /tmp/new\\x1b[0m.sh\n"),
                 "{text:?}"
