@@ -155,7 +155,10 @@ pub fn run(args: ExplainArgs) -> ExitCode {
     let command = match airlock_shell::argv_from_os(args.command.iter().cloned()) {
         Ok(command) => command,
         Err(error) => {
-            eprintln!("Error: invalid command: {error}");
+            eprintln!(
+                "Error: invalid command: {}",
+                crate::terminal_text::safe(&error.to_string())
+            );
             return ExitCode::from(INPUT_ERROR);
         }
     };
@@ -172,7 +175,10 @@ pub fn run(args: ExplainArgs) -> ExitCode {
     let explanation = match explain(&args, command) {
         Ok(Ok(explanation)) => explanation,
         Ok(Err(error)) => {
-            eprintln!("Error: {error}");
+            eprint!(
+                "{}",
+                crate::terminal_text::lines(&format!("Error: {error}\n"))
+            );
             return ExitCode::from(INPUT_ERROR);
         }
         Err(error) => return crate::report_error(&error),
