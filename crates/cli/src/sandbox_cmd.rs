@@ -83,6 +83,21 @@ pub fn run(args: SandboxArgs) -> ExitCode {
     }
 }
 
+/// Prints a `--dry-run` line. Shell quoting keeps an `ESC` raw inside `'…'`, so a line
+/// with control characters is printed escaped ([`crate::terminal_text::lines`]) with a
+/// note that it no longer runs as printed (issue 17: nothing the agent chose reaches the
+/// terminal raw).
+fn print_dry_run(line: &str) {
+    let shown = crate::terminal_text::lines(line);
+    println!("{shown}");
+    if shown != line {
+        eprintln!(
+            "airlock: note: the command contains control characters, shown escaped as \\xNN; \
+             the line above does not run as printed"
+        );
+    }
+}
+
 fn run_sandbox(args: SandboxArgs) -> anyhow::Result<i32> {
     // As `airlock exec -- ""`: an empty program name is a usage mistake, not a missing program.
     anyhow::ensure!(
@@ -111,11 +126,11 @@ fn run_sandbox(args: SandboxArgs) -> anyhow::Result<i32> {
                     .iter()
                     .map(|a| a.to_string_lossy().into_owned())
                     .collect();
-                println!(
+                print_dry_run(&format!(
                     "(no Airlock sandbox for this profile) {}",
                     shlex::try_join(words.iter().map(String::as_str))
                         .unwrap_or_else(|_| words.join(" "))
-                );
+                ));
                 return Ok(0);
             }
             if let Some(code) = unrunnable(&args.command, &env, &cwd) {
@@ -150,10 +165,7 @@ fn run_sandbox(args: SandboxArgs) -> anyhow::Result<i32> {
             };
             if args.dry_run {
                 let description = airlock_linux_sandbox::describe_launch(&helper)?;
-                println!(
-                    "{}",
-                    describe_for_shell(&description, args.save_fds.as_deref())?
-                );
+                print_dry_run(&describe_for_shell(&description, args.save_fds.as_deref())?);
                 return Ok(0);
             }
             // Nobody above this process can tell bubblewrap's set-up failure from the

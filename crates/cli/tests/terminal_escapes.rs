@@ -137,3 +137,36 @@ fn exec_warning_about_a_rules_file_is_escaped() {
     );
     no_escape_byte("exec -r", &out);
 }
+
+#[test]
+fn sandbox_dry_run_shows_control_characters_escaped_with_a_note() {
+    let dirs = Dirs::new();
+    dirs.config("");
+    for profile in [":workspace", ":danger-full-access"] {
+        let out = airlock_in(
+            &dirs,
+            &dirs.ws,
+            &[
+                "sandbox",
+                "--dry-run",
+                "-P",
+                profile,
+                "--",
+                "echo",
+                "\x1b[31mx",
+            ],
+        );
+        assert_eq!(out.status.code(), Some(0), "{profile}: {}", stderr(&out));
+        assert!(
+            stdout(&out).contains("echo '\\x1b[31mx'"),
+            "{profile}: {}",
+            stdout(&out)
+        );
+        assert!(
+            stderr(&out).contains("does not run as printed"),
+            "{profile}: {}",
+            stderr(&out)
+        );
+        no_escape_byte("sandbox --dry-run", &out);
+    }
+}
