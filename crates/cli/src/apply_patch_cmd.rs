@@ -80,6 +80,10 @@ pub struct ApplyPatchArgs {
     #[arg(short = 'c', long = "config", value_name = "KEY=VALUE")]
     pub overrides: Vec<String>,
 
+    /// After the patch, print its call id (for `airlock explain --from-log CALL_ID`).
+    #[arg(short = 'v', long)]
+    pub verbose: bool,
+
     /// The patch file; `-` or nothing reads stdin.
     #[arg(value_name = "FILE")]
     pub file: Option<OsString>,
@@ -131,6 +135,40 @@ pub struct PatchSettings {
     pub overrides: Vec<String>,
     /// The patch came through `airlock exec` (a note says it was applied as a patch).
     pub via_exec: bool,
+    /// `-v`: print the call id on stderr.
+    pub verbose: bool,
+    /// `exec --json`: print nothing on stdout (the caller prints one JSON object).
+    pub json: bool,
+}
+
+/// How one patch call ended, for the exit status and `exec --json`.
+#[derive(Debug)]
+pub struct PatchFinished {
+    /// The exit status: 0 applied, 1 patch failed, 125 refused.
+    pub code: u8,
+    /// `applied`, `patch_failed` or `rejected` (`exec --json`'s status word).
+    pub status: &'static str,
+    /// Why it failed or was refused.
+    pub message: Option<String>,
+    /// The `Success. Updated the following files:` summary of an applied patch.
+    pub stdout: Option<String>,
+    /// The call id (absent when the call never started: unusable configuration).
+    pub call_id: Option<String>,
+    /// The audit record of the call, as JSON.
+    pub record: Option<serde_json::Value>,
+}
+
+impl PatchFinished {
+    fn rejected(reason: String) -> Self {
+        Self {
+            code: REFUSED,
+            status: "rejected",
+            message: Some(reason),
+            stdout: None,
+            call_id: None,
+            record: None,
+        }
+    }
 }
 
 /// Runs `airlock apply-patch`.
@@ -151,6 +189,8 @@ pub fn run(args: ApplyPatchArgs) -> ExitCode {
         strict_auto_review: args.strict_auto_review,
         overrides: args.overrides,
         via_exec: false,
+        verbose: args.verbose,
+        json: false,
     };
     let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -159,7 +199,7 @@ pub fn run(args: ApplyPatchArgs) -> ExitCode {
         Ok(runtime) => runtime,
         Err(error) => return refuse(&format!("cannot start the async runtime: {error}")),
     };
-    ExitCode::from(runtime.block_on(apply(settings, patch, None)))
+    ExitCode::from(runtime.block_on(apply(settings, patch, None)).code)
 }
 
 /// The patch text of FILE, or of stdin for `-` / no FILE; must be UTF-8.
@@ -196,18 +236,24 @@ fn refuse(reason: &str) -> ExitCode {
     ExitCode::from(REFUSED)
 }
 
+/// `text` on one line, escaped for the terminal (paths and reasons name the agent's files).
 fn one_line(text: &str) -> String {
-    text.split_whitespace().collect::<Vec<_>>().join(" ")
+    crate::terminal_text::safe(&text.split_whitespace().collect::<Vec<_>>().join(" "))
 }
 
 /// Applies `patch` with `settings` (`workdir`: the `cd DIR` of a shell-wrapped call) and
-/// returns the exit status; prints the summary on stdout, errors on stderr.
-pub async fn apply(settings: PatchSettings, patch: String, workdir: Option<PathBuf>) -> u8 {
+/// says how it ended; prints the summary on stdout (not with `settings.json`), errors on
+/// stderr.
+pub async fn apply(
+    settings: PatchSettings,
+    patch: String,
+    workdir: Option<PathBuf>,
+) -> PatchFinished {
     match apply_inner(settings, patch, workdir).await {
-        Ok(code) => code,
+        Ok(finished) => finished,
         Err(reason) => {
             eprintln!("airlock: {}", one_line(&reason));
-            REFUSED
+            PatchFinished::rejected(reason)
         }
     }
 }
@@ -216,7 +262,7 @@ async fn apply_inner(
     settings: PatchSettings,
     patch: String,
     workdir: Option<PathBuf>,
-) -> Result<u8, String> {
+) -> Result<PatchFinished, String> {
     if settings.via_exec {
         // Codex tells the model the same (reference §A5).
         eprintln!(
@@ -262,7 +308,7 @@ async fn apply_inner(
     let helper = std::env::current_exe()
         .map_err(|error| format!("cannot locate the airlock executable: {error}"))?;
     let options = SessionOptions {
-        session_id: format!("apply-patch-{}", std::process::id()),
+        session_id: session_id(),
         approval_policy,
         approvals_reviewer: reviewer,
         strict_auto_review: settings.strict_auto_review,
@@ -303,7 +349,10 @@ async fn apply_inner(
         interactive.then_some(events_tx),
     );
     for warning in selected.warnings.iter().chain(session.warnings()) {
-        eprintln!("airlock: warning: {warning}");
+        eprintln!(
+            "airlock: warning: {}",
+            crate::terminal_text::safe(&warning.to_string())
+        );
     }
     let answering = tokio::spawn(front_end::serve(
         std::sync::Arc::downgrade(session.approvals()),
@@ -314,7 +363,8 @@ async fn apply_inner(
         .apply_patch(
             &turn,
             PatchCall {
-                call_id: "call-1".to_owned(),
+                // Unique like `exec`'s, so `explain --from-log` finds exactly this call.
+                call_id: airlock_core::new_call_id(),
                 patch,
                 workdir,
             },
@@ -324,28 +374,57 @@ async fn apply_inner(
     drop(session);
     let _ = answering.await;
     if let Some(error) = &outcome.audit_error {
-        eprintln!("airlock: warning: {error}");
+        eprintln!("airlock: warning: {}", one_line(&error.to_string()));
     }
-    Ok(match outcome.result {
+    let call_id = outcome.record.call_id.clone();
+    if settings.verbose {
+        eprintln!(
+            "airlock: call {} (airlock explain --from-log {})",
+            crate::terminal_text::safe(&call_id),
+            crate::terminal_text::safe(&call_id)
+        );
+    }
+    let record = serde_json::to_value(&outcome.record).ok();
+    let (code, status, message, stdout) = match outcome.result {
         PatchResult::Applied {
             output,
             retried_without_sandbox,
         } => {
-            print!("{}", output.stdout);
+            if !settings.json {
+                // The summary names the patch's paths: escaped, one path a line.
+                print!("{}", crate::terminal_text::lines(&output.stdout));
+            }
             if retried_without_sandbox {
                 eprintln!(
                     "airlock: note: the sandbox blocked the first attempt; it was retried without the sandbox"
                 );
             }
-            0
+            (0, "applied", None, Some(output.stdout))
         }
         PatchResult::Failed { message } => {
-            eprintln!("{message}");
-            PATCH_FAILED
+            eprint!("{}", crate::terminal_text::lines(&format!("{message}\n")));
+            (PATCH_FAILED, "patch_failed", Some(message), None)
         }
         PatchResult::Refused { message, .. } => {
             eprintln!("airlock: {}", one_line(&message));
-            REFUSED
+            (REFUSED, "rejected", Some(message), None)
         }
+    };
+    Ok(PatchFinished {
+        code,
+        status,
+        message,
+        stdout,
+        call_id: Some(call_id),
+        record,
     })
+}
+
+/// A session id unique enough for the audit log: process id and start time (as `exec`'s).
+fn session_id() -> String {
+    let millis = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|since| since.as_millis())
+        .unwrap_or_default();
+    format!("apply-patch-{}-{millis}", std::process::id())
 }

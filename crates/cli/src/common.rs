@@ -31,9 +31,15 @@ pub(crate) fn working_directory(cd: Option<&Path>) -> anyhow::Result<PathBuf> {
 /// `AIRLOCK_HOME` and `HOME` are both unset or empty.
 pub(crate) fn config_env() -> anyhow::Result<ConfigEnv> {
     let set = |name: &str| std::env::var_os(name).is_some_and(|value| !value.is_empty());
+    // Say which of the two it is: `HOME=` (empty) is a different mistake from no HOME.
+    let state = if std::env::var_os("HOME").is_some() {
+        "empty"
+    } else {
+        "not set"
+    };
     anyhow::ensure!(
         set("AIRLOCK_HOME") || set("HOME"),
-        "HOME is not set, so Airlock cannot find its configuration (~/.airlock); set HOME, or \
+        "HOME is {state}, so Airlock cannot find its configuration (~/.airlock); set HOME, or \
          AIRLOCK_HOME to the folder that holds config.toml"
     );
     Ok(ConfigEnv::from_process())
@@ -138,4 +144,21 @@ pub fn amendment_scope(amendment_file: &std::path::Path) -> String {
         "saved to: {} (your user rules: applies in every project, not only this one)",
         amendment_file.display()
     )
+}
+
+/// Writes `text` to stdout and flushes. A reader that stopped early (`| head`) is not an
+/// error: the broken pipe is ignored, so the command exits quietly, as `cat` does.
+///
+/// # Errors
+/// Any other write error, as "cannot write to stdout".
+pub(crate) fn write_stdout(text: &str) -> anyhow::Result<()> {
+    use std::io::Write as _;
+    let mut stdout = std::io::stdout().lock();
+    match stdout
+        .write_all(text.as_bytes())
+        .and_then(|()| stdout.flush())
+    {
+        Err(error) if error.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        other => anyhow::Context::context(other, "cannot write to stdout"),
+    }
 }

@@ -109,7 +109,11 @@ pub struct ExecArgs {
     verbose: bool,
 
     /// Print one JSON result object on stdout (decision trace, attempts, final status); the
-    /// command's output is captured into it instead of streamed.
+    /// command's output is captured into it instead of streamed. `status`: `ran`,
+    /// `sandbox_denied`, `rejected` (refused: forbidden, denied, aborted, bad config; exit
+    /// 125), `error` (could not be confined; 125), `command_not_found`, `not_executable`,
+    /// and for an `apply_patch` call `applied`, `patch_failed` or `rejected`; a refusal is
+    /// `rejected` in the audit record's outcome (`record.outcome.status`) too.
     #[arg(long)]
     json: bool,
 
@@ -178,34 +182,45 @@ struct Finished {
     message: Option<String>,
     /// Print `message` with its line breaks (a TOML error's snippet) instead of on one line.
     multiline: bool,
-    record: Option<airlock_core::AuditRecord>,
+    /// `message` was already printed on stderr (the patch path prints its own).
+    printed: bool,
+    /// The call id (absent when the call never reached the orchestrator).
+    call_id: Option<String>,
+    /// The audit record of the call (a command's or a patch's), as JSON.
+    record: Option<serde_json::Value>,
     output: Option<airlock_sandbox::ExecOutput>,
 }
 
 impl Finished {
     /// An `apply_patch` call routed to the patch path, which printed its own messages
-    /// (exit 0 applied, 1 patch failed, 125 refused).
-    fn patched(code: u8) -> Self {
+    /// on stderr (exit 0 applied, 1 patch failed, 125 rejected); the summary of an applied
+    /// patch is the result's `stdout`.
+    fn patched(patch: crate::apply_patch_cmd::PatchFinished) -> Self {
+        let output = patch.stdout.map(|stdout| airlock_sandbox::ExecOutput {
+            exit_code: 0,
+            stdout,
+            ..airlock_sandbox::ExecOutput::default()
+        });
         Self {
-            code,
-            status: match code {
-                0 => "applied",
-                REFUSED => "refused",
-                _ => "patch_failed",
-            },
-            message: None,
+            code: patch.code,
+            status: patch.status,
+            message: patch.message,
             multiline: false,
-            record: None,
-            output: None,
+            printed: true,
+            call_id: patch.call_id,
+            record: patch.record,
+            output,
         }
     }
 
     fn refused(reason: String) -> Self {
         Self {
             code: REFUSED,
-            status: "refused",
+            status: "rejected",
             message: Some(reason),
             multiline: true,
+            printed: false,
+            call_id: None,
             record: None,
             output: None,
         }
@@ -229,7 +244,7 @@ pub fn run(args: ExecArgs) -> ExitCode {
             .unwrap_or_else(|Refusal(reason)| Finished::refused(reason)),
         Err(error) => Finished::refused(format!("cannot start the async runtime: {error}")),
     };
-    if let Some(message) = &finished.message {
+    if let Some(message) = finished.message.as_ref().filter(|_| !finished.printed) {
         if finished.multiline {
             for (n, line) in message.lines().enumerate() {
                 let lead = if n == 0 { "airlock: " } else { "" };
@@ -256,8 +271,9 @@ async fn run_exec(args: ExecArgs) -> Result<Finished, Refusal> {
     // An `apply_patch` call goes through the patch path, never runs as a command (spec 11).
     match airlock_patch::maybe_parse_apply_patch(&command) {
         airlock_patch::ApplyPatchInvocation::Patch { patch, workdir } => {
-            let code = crate::apply_patch_cmd::apply(patch_settings(&args), patch, workdir).await;
-            return Ok(Finished::patched(code));
+            let patched =
+                crate::apply_patch_cmd::apply(patch_settings(&args), patch, workdir).await;
+            return Ok(Finished::patched(patched));
         }
         airlock_patch::ApplyPatchInvocation::Implicit => {
             return Err(Refusal(
@@ -317,6 +333,8 @@ async fn run_exec(args: ExecArgs) -> Result<Finished, Refusal> {
             status: unrunnable.status(),
             message: Some(unrunnable.message()),
             multiline: false,
+            printed: false,
+            call_id: None,
             record: None,
             output: None,
         });
@@ -334,7 +352,10 @@ async fn run_exec(args: ExecArgs) -> Result<Finished, Refusal> {
         interactive.then_some(events_tx),
     );
     for warning in selected.warnings.iter().chain(session.warnings()) {
-        eprintln!("airlock: warning: {warning}");
+        eprintln!(
+            "airlock: warning: {}",
+            crate::terminal_text::safe(&warning.to_string())
+        );
     }
     let answering = tokio::spawn(front_end::serve(
         std::sync::Arc::downgrade(session.approvals()),
@@ -361,10 +382,16 @@ async fn run_exec(args: ExecArgs) -> Result<Finished, Refusal> {
     drop(session);
     let _ = answering.await;
     if let Some(error) = &outcome.audit_error {
-        eprintln!("airlock: warning: {error}");
+        eprintln!(
+            "airlock: warning: {}",
+            crate::terminal_text::safe(&error.to_string())
+        );
     }
     if args.verbose {
-        eprint!("{}", report::render(&outcome.record));
+        eprint!(
+            "{}",
+            crate::terminal_text::lines(&report::render(&outcome.record))
+        );
     }
     let hints = hints::hints(
         &outcome.record,
@@ -374,7 +401,7 @@ async fn run_exec(args: ExecArgs) -> Result<Finished, Refusal> {
     );
     let finished = finish(outcome.result, outcome.record);
     for hint in hints {
-        eprintln!("airlock: hint: {hint}");
+        eprintln!("airlock: hint: {}", crate::terminal_text::escape(&hint));
     }
     Ok(finished)
 }
@@ -401,6 +428,8 @@ fn patch_settings(args: &ExecArgs) -> crate::apply_patch_cmd::PatchSettings {
         strict_auto_review: args.strict_auto_review,
         overrides: args.overrides.clone(),
         via_exec: true,
+        verbose: args.verbose,
+        json: args.json,
     }
 }
 
@@ -434,7 +463,7 @@ fn finish(
                 Some(output),
             )
         }
-        Err(ToolError::Rejected { message, .. }) => (REFUSED, "refused", Some(message), None),
+        Err(ToolError::Rejected { message, .. }) => (REFUSED, "rejected", Some(message), None),
         Err(error @ ToolError::Execution(_)) => (REFUSED, "error", Some(error.to_string()), None),
     };
     Finished {
@@ -442,7 +471,9 @@ fn finish(
         status,
         message,
         multiline: false,
-        record: Some(record),
+        printed: false,
+        call_id: Some(record.call_id.clone()),
+        record: serde_json::to_value(&record).ok(),
         output,
     }
 }

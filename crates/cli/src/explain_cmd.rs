@@ -155,7 +155,10 @@ pub fn run(args: ExplainArgs) -> ExitCode {
     let command = match airlock_shell::argv_from_os(args.command.iter().cloned()) {
         Ok(command) => command,
         Err(error) => {
-            eprintln!("Error: invalid command: {error}");
+            eprintln!(
+                "Error: invalid command: {}",
+                crate::terminal_text::safe(&error.to_string())
+            );
             return ExitCode::from(INPUT_ERROR);
         }
     };
@@ -172,7 +175,10 @@ pub fn run(args: ExplainArgs) -> ExitCode {
     let explanation = match explain(&args, command) {
         Ok(Ok(explanation)) => explanation,
         Ok(Err(error)) => {
-            eprintln!("Error: {error}");
+            eprint!(
+                "{}",
+                crate::terminal_text::lines(&format!("Error: {error}\n"))
+            );
             return ExitCode::from(INPUT_ERROR);
         }
         Err(error) => return crate::report_error(&error),
@@ -180,18 +186,17 @@ pub fn run(args: ExplainArgs) -> ExitCode {
     let mut stderr = std::io::stderr().lock();
     for warning in &explanation.warnings {
         // A closed stderr must not turn a successful explanation into a failure.
-        let _ = writeln!(stderr, "warning: {warning}");
+        let _ = writeln!(stderr, "warning: {}", crate::terminal_text::safe(warning));
     }
     let text = if args.json {
         json::render(&explanation)
     } else {
-        report::render(&explanation)
+        // The command, cwd and rules paths are the agent's: escaped line by line.
+        crate::terminal_text::lines(&report::render(&explanation))
     };
-    match std::io::stdout().lock().write_all(text.as_bytes()) {
+    match crate::common::write_stdout(&text) {
         Ok(()) => ExitCode::SUCCESS,
-        Err(error) => {
-            crate::report_error(&anyhow::Error::new(error).context("cannot write to stdout"))
-        }
+        Err(error) => crate::report_error(&error),
     }
 }
 
@@ -229,13 +234,11 @@ fn run_from_log(call_id: &str, json: bool) -> ExitCode {
     let text = if json {
         format!("{entry}\n")
     } else {
-        from_log::render(&entry)
+        crate::terminal_text::lines(&from_log::render(&entry))
     };
-    match std::io::stdout().lock().write_all(text.as_bytes()) {
+    match crate::common::write_stdout(&text) {
         Ok(()) => ExitCode::SUCCESS,
-        Err(error) => {
-            crate::report_error(&anyhow::Error::new(error).context("cannot write to stdout"))
-        }
+        Err(error) => crate::report_error(&error),
     }
 }
 

@@ -149,7 +149,10 @@ fn answer(harness: Harness, allow_skip: bool, common: &CommonHookArgs) -> Result
     let verdict = airlock_hooks::decide(&settings, &env, &command, &cwd)
         .map_err(|error| error.to_string())?;
     for warning in &verdict.warnings {
-        eprintln!("airlock hook: warning: {warning}");
+        eprintln!(
+            "airlock hook: warning: {}",
+            crate::terminal_text::safe(warning)
+        );
     }
     Ok(airlock_hooks::answer_for(kind, &verdict, allow_skip).stdout(harness))
 }

@@ -140,11 +140,10 @@ pub(crate) fn render_json(argv: Vec<std::ffi::OsString>) -> anyhow::Result<serde
 
 fn run_instructions(args: &InstructionsArgs) -> anyhow::Result<()> {
     let output = instructions_output(args)?;
-    let mut stdout = std::io::stdout().lock();
-    if !output.is_empty() {
-        writeln!(stdout, "{output}").context("cannot write to stdout")?;
+    if output.is_empty() {
+        return Ok(());
     }
-    stdout.flush().context("cannot write to stdout")
+    crate::common::write_stdout(&format!("{output}\n"))
 }
 
 fn instructions_output(args: &InstructionsArgs) -> anyhow::Result<String> {
@@ -155,7 +154,7 @@ fn instructions_output(args: &InstructionsArgs) -> anyhow::Result<String> {
     let mut stderr = std::io::stderr().lock();
     for warning in &selected.warnings {
         // A closed stderr must not turn a successful run into a failure.
-        let _ = writeln!(stderr, "warning: {warning}");
+        let _ = writeln!(stderr, "warning: {}", crate::terminal_text::safe(warning));
     }
     let approval_policy = match args.approval {
         Some(PolicyArg::Untrusted) => AskForApproval::UnlessTrusted,
@@ -181,7 +180,7 @@ fn instructions_output(args: &InstructionsArgs) -> anyhow::Result<String> {
     let state = PermissionsState::new(instructions);
     let output = match &args.diff {
         None => {
-            let text = state.instructions().render();
+            let text = model_text(&state.instructions().render());
             if args.json {
                 serde_json::to_string(&TextJson {
                     text: &text,
@@ -196,7 +195,7 @@ fn instructions_output(args: &InstructionsArgs) -> anyhow::Result<String> {
             let update = state.render_diff(PreviousSectionState::Known(&previous));
             let text = update
                 .as_ref()
-                .map(|update| update.render())
+                .map(|update| model_text(&update.render()))
                 .unwrap_or_default();
             if args.json {
                 serde_json::to_string(&DiffJson {
@@ -210,6 +209,16 @@ fn instructions_output(args: &InstructionsArgs) -> anyhow::Result<String> {
         }
     };
     Ok(output)
+}
+
+/// The developer-message text with every control and invisible formatting character
+/// replaced by a visible escape (`\x1b`, `\u{202e}`), line breaks kept. The text is meant
+/// for a model, but it names the working directory and rules paths, which anyone can
+/// choose, and a harness may show it on a terminal: an escape there must stay visible
+/// text (issue 17). Tabs are shown as `\t` too. The snapshot (`--json`) keeps the raw
+/// values, since it is compared, not shown.
+fn model_text(text: &str) -> String {
+    crate::terminal_text::lines(text)
 }
 
 /// `approvals_reviewer` from the config (`user` when absent).
@@ -272,5 +281,15 @@ fn read_snapshot(path: &Path) -> anyhow::Result<PermissionsSnapshot> {
     if let Some(snapshot) = value.get_mut("snapshot") {
         value = snapshot.take();
     }
-    PermissionsSnapshot::from_value(value).with_context(|| format!("in {}", path.display()))
+    // serde's own message names Rust types ("untagged enum PermissionsSnapshot"): say what
+    // shape is expected instead.
+    PermissionsSnapshot::from_value(value).map_err(|_| {
+        anyhow::anyhow!(
+            "{} is not a permissions snapshot: expected the output of `airlock instructions \
+             --json` (or its `snapshot` field): an object {{\"instructions\": \"sha1:…\", \
+             \"approved_command_prefixes\": [[\"git\", \"pull\"], …]}}, or a \"sha1:…\" \
+             string",
+            path.display()
+        )
+    })
 }

@@ -132,5 +132,7 @@ pub(crate) fn format_error(error: &anyhow::Error) -> String {
             }
         }
     }
-    out
+    // Errors name paths and commands the agent chose: no control character reaches the
+    // terminal (issue 17).
+    terminal_text::lines(&out)
 }

@@ -172,7 +172,10 @@ fn session_parts(args: &McpArgs) -> anyhow::Result<airlock_mcp::SessionParts> {
     let selected = crate::common::select_profile(&config, args.profile.as_deref(), &cwd)?;
     crate::common::refuse_root_workspace(&cwd, selected.symbolic())?;
     for warning in &selected.warnings {
-        eprintln!("airlock mcp: warning: {warning}");
+        eprintln!(
+            "airlock mcp: warning: {}",
+            crate::terminal_text::safe(warning)
+        );
     }
     let env_vars: BTreeMap<String, String> = ShellEnvironmentPolicy::from_config(&config.table)?
         .apply(std::env::vars_os())

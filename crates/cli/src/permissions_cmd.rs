@@ -132,10 +132,7 @@ fn run_outside(args: &OutsideArgs) -> anyhow::Result<bool> {
             let _ = writeln!(out, "outside {}", absolute.display());
         }
     }
-    std::io::stdout()
-        .lock()
-        .write_all(out.as_bytes())
-        .context("cannot write to stdout")?;
+    crate::common::write_stdout(&crate::terminal_text::lines(&out))?;
     Ok(all_outside)
 }
 
@@ -147,7 +144,7 @@ fn run_show(args: &ShowArgs) -> anyhow::Result<()> {
     let mut stderr = std::io::stderr().lock();
     for warning in &selected.warnings {
         // A closed stderr must not turn a successful show into a failure.
-        let _ = writeln!(stderr, "warning: {warning}");
+        let _ = writeln!(stderr, "warning: {}", crate::terminal_text::safe(warning));
     }
     let profile = selected.materialized();
     let text = if args.json {
@@ -156,12 +153,10 @@ fn run_show(args: &ShowArgs) -> anyhow::Result<()> {
         json.push('\n');
         json
     } else {
-        summary(&selected, &profile, &cwd)
+        // Roots and entries are paths (the cwd's name is anyone's): escaped line by line.
+        crate::terminal_text::lines(&summary(&selected, &profile, &cwd))
     };
-    std::io::stdout()
-        .lock()
-        .write_all(text.as_bytes())
-        .context("cannot write to stdout")?;
+    crate::common::write_stdout(&text)?;
     Ok(())
 }
 

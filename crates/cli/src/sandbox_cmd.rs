@@ -25,7 +25,7 @@ fn unrunnable(command: &[OsString], env: &[(OsString, OsString)], cwd: &Path) ->
         .find(|(k, _)| k == "PATH")
         .map(|(_, v)| v.as_os_str());
     let error = crate::program::check_program(program, path, cwd).err()?;
-    eprintln!("airlock: {}", error.message());
+    eprintln!("airlock: {}", crate::terminal_text::safe(&error.message()));
     Some(i32::from(error.exit_code()))
 }
 
@@ -83,13 +83,36 @@ pub fn run(args: SandboxArgs) -> ExitCode {
     }
 }
 
+/// Prints a `--dry-run` line. Shell quoting keeps an `ESC` raw inside `'…'`, so a line
+/// with control characters is printed escaped ([`crate::terminal_text::lines`]) with a
+/// note that it no longer runs as printed (issue 17: nothing the agent chose reaches the
+/// terminal raw).
+fn print_dry_run(line: &str) {
+    let shown = crate::terminal_text::lines(line);
+    println!("{shown}");
+    if shown != line {
+        eprintln!(
+            "airlock: note: the command contains control characters, shown escaped as \\xNN; \
+             the line above does not run as printed"
+        );
+    }
+}
+
 fn run_sandbox(args: SandboxArgs) -> anyhow::Result<i32> {
+    // As `airlock exec -- ""`: an empty program name is a usage mistake, not a missing program.
+    anyhow::ensure!(
+        !args
+            .command
+            .first()
+            .is_some_and(|program| program.is_empty()),
+        "invalid command: empty command; pass the program to run after `--`"
+    );
     let cwd = crate::common::working_directory(args.cd.as_deref())?;
     let config = load_config(&crate::common::config_env()?, &args.overrides)?;
     let selected = crate::common::select_profile(&config, args.profile.as_deref(), &cwd)?;
     crate::common::refuse_root_workspace(&cwd, selected.symbolic())?;
     for warning in &selected.warnings {
-        eprintln!("warning: {warning}");
+        eprintln!("warning: {}", crate::terminal_text::safe(warning));
     }
     let env = ShellEnvironmentPolicy::from_config(&config.table)?.apply(std::env::vars_os());
     let profile = selected.materialized();
@@ -103,11 +126,11 @@ fn run_sandbox(args: SandboxArgs) -> anyhow::Result<i32> {
                     .iter()
                     .map(|a| a.to_string_lossy().into_owned())
                     .collect();
-                println!(
+                print_dry_run(&format!(
                     "(no Airlock sandbox for this profile) {}",
                     shlex::try_join(words.iter().map(String::as_str))
                         .unwrap_or_else(|_| words.join(" "))
-                );
+                ));
                 return Ok(0);
             }
             if let Some(code) = unrunnable(&args.command, &env, &cwd) {
@@ -142,10 +165,7 @@ fn run_sandbox(args: SandboxArgs) -> anyhow::Result<i32> {
             };
             if args.dry_run {
                 let description = airlock_linux_sandbox::describe_launch(&helper)?;
-                println!(
-                    "{}",
-                    describe_for_shell(&description, args.save_fds.as_deref())?
-                );
+                print_dry_run(&describe_for_shell(&description, args.save_fds.as_deref())?);
                 return Ok(0);
             }
             // Nobody above this process can tell bubblewrap's set-up failure from the

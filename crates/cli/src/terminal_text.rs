@@ -49,6 +49,33 @@ pub fn escape(text: &str) -> String {
     escape_with(text, usize::MAX)
 }
 
+/// Longer runs of spaces in a diff line are collapsed (shorter ones are indentation).
+pub const MAX_DIFF_PADDING: usize = 64;
+
+/// [`safe`] for one line of a diff or of file content: indentation is kept, only runs of
+/// more than [`MAX_DIFF_PADDING`] spaces are collapsed.
+#[must_use]
+pub fn diff_line(text: &str) -> String {
+    escape_with(text, MAX_DIFF_PADDING)
+}
+
+/// Each line of Airlock's own multi-line text (a summary, a report) escaped with
+/// [`escape`], the line breaks kept; a `\r` inside a line is shown, never obeyed.
+#[must_use]
+pub fn lines(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for line in text.split_inclusive('\n') {
+        match line.strip_suffix('\n') {
+            Some(body) => {
+                out.push_str(&escape(body));
+                out.push('\n');
+            }
+            None => out.push_str(&escape(line)),
+        }
+    }
+    out
+}
+
 fn escape_with(text: &str, max_padding: usize) -> String {
     let mut out = String::with_capacity(text.len());
     let mut spaces = 0_usize;
@@ -98,6 +125,15 @@ mod tests {
         assert_eq!(safe("x\ny\r\u{7f}\u{9b}"), "x\\ny\\r\\x7f\\x9b");
         assert_eq!(safe("tag\u{e0041}"), "tag\\u{e0041}");
         assert_eq!(safe("plain text, ünïcode ok"), "plain text, ünïcode ok");
+    }
+
+    #[test]
+    fn lines_keeps_line_breaks_and_escapes_the_rest() {
+        assert_eq!(
+            lines("Success.\nA a\u{1b}[2J.txt\r\nM b\n"),
+            "Success.\nA a\\x1b[2J.txt\\r\nM b\n"
+        );
+        assert_eq!(diff_line("+        indented"), "+        indented");
     }
 
     #[test]

@@ -191,3 +191,50 @@ fn a_retry_prompt_after_a_sandbox_denial_shows_its_reason_and_y_retries() {
         "t\n"
     );
 }
+
+/// Issue 17: escape sequences in a path, in added lines and in an existing file's content
+/// (shown as diff context) are shown escaped; `ESC [2J` does not clear the screen, so the
+/// header and the paths stay visible.
+#[test]
+fn escape_sequences_in_paths_and_diffs_are_shown_not_obeyed() {
+    let dirs = Dirs::new();
+    dirs.config("");
+    std::fs::write(
+        dirs.outside_path().join("o.txt"),
+        "keep \x1b[2J\x1b[H context\nx\n",
+    )
+    .unwrap();
+    let file = dirs.scripts.join("esc.patch");
+    std::fs::write(
+        &file,
+        format!(
+            "*** Begin Patch\n*** Add File: {}\n+line with \x1b[2J clear and \x1b]0;title\x07 osc\n\
+             *** Update File: {}\n keep \x1b[2J\x1b[H context\n-x\n+y\n*** End Patch\n",
+            dirs.outside_path_str("outside-\x1b[31mred.txt"),
+            dirs.outside_path_str("o.txt"),
+        ),
+    )
+    .unwrap();
+    let Some(tmux) = Tmux::start(&dirs, &file) else {
+        return;
+    };
+    let (prompt, exit) = tmux.answer("n");
+    assert!(
+        prompt.contains("airlock: approval needed to apply a patch"),
+        "{prompt}"
+    );
+    assert!(
+        prompt.contains(&format!(
+            "add {}",
+            dirs.outside_path_str("outside-\\x1b[31mred.txt")
+        )),
+        "{prompt}"
+    );
+    assert!(
+        prompt.contains("+line with \\x1b[2J clear and \\x1b]0;title\\x07 osc"),
+        "{prompt}"
+    );
+    assert!(prompt.contains("keep \\x1b[2J\\x1b[H context"), "{prompt}");
+    assert_eq!(exit, "EXIT=125");
+    assert!(!dirs.outside_path().join("outside-\x1b[31mred.txt").exists());
+}

@@ -251,7 +251,7 @@ fn bad_input_fails_with_a_reason() {
     let output = setup.run(&["--diff", bad.to_str().unwrap()]);
     assert_eq!(output.status.code(), Some(1));
     let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(stderr.contains("invalid permissions snapshot"), "{stderr}");
+    assert!(stderr.contains("is not a permissions snapshot"), "{stderr}");
 
     let output = setup.run(&["--diff", setup.base.join("missing.json").to_str().unwrap()]);
     assert_eq!(output.status.code(), Some(1));

@@ -211,7 +211,8 @@ fn item6_exec_json_result_object() {
     );
     let (code, refused) = json(&["-r", rules.to_str().unwrap(), "--", "rm", "x"]);
     assert_eq!(code, Some(125));
-    assert_eq!(refused["status"], "refused");
+    assert_eq!(refused["status"], "rejected");
+    assert_eq!(refused["record"]["outcome"]["status"], "rejected");
     assert_eq!(refused["exit_code"], 125);
     assert!(refused["message"].as_str().unwrap().contains("no rm"));
     assert_eq!(refused["record"]["requirement"]["type"], "forbidden");

@@ -267,11 +267,19 @@ fn granular_problems(value: &toml::Value) -> Option<String> {
 ///
 /// # Errors
 /// [`PermissionsError::ReadConfig`] when the file exists but cannot be read,
+/// [`PermissionsError::ConfigNotUtf8`],
 /// [`PermissionsError::InvalidToml`], [`PermissionsError::InvalidOverride`].
 pub fn load_config(env: &ConfigEnv, overrides: &[String]) -> Result<AirlockConfig> {
     let path = env.config_path();
-    let mut config = match std::fs::read_to_string(&path) {
-        Ok(text) => AirlockConfig::from_toml_str(&text, &path, env)?,
+    let mut config = match std::fs::read(&path) {
+        Ok(bytes) => {
+            let text =
+                String::from_utf8(bytes).map_err(|error| PermissionsError::ConfigNotUtf8 {
+                    path: path.clone(),
+                    offset: error.utf8_error().valid_up_to(),
+                })?;
+            AirlockConfig::from_toml_str(&text, &path, env)?
+        }
         Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
             AirlockConfig::embedded_default(env)
         }

@@ -17,6 +17,17 @@ pub enum PermissionsError {
         /// The I/O error.
         source: std::io::Error,
     },
+    /// The config file is not UTF-8 text (TOML must be).
+    #[error(
+        "config file {} is not valid UTF-8 (first invalid byte at offset {offset}); TOML files must be UTF-8 text: re-save it as UTF-8",
+        path.display()
+    )]
+    ConfigNotUtf8 {
+        /// The file.
+        path: PathBuf,
+        /// Bytes before the first invalid one.
+        offset: usize,
+    },
     /// The config file is not valid TOML.
     #[error("invalid TOML in {file}: {message}; fix the syntax at the position shown")]
     InvalidToml {

@@ -3,12 +3,18 @@
 //!
 //! Shape: `{"status", "exit_code", "message"?, "call_id"?, "stdout"?, "stderr"?, "record"?}`.
 //! `status` is `ran` (the command ran; `exit_code` is its status), `sandbox_denied` (the
-//! sandbox blocked it and it was not retried), `refused` (Airlock refused: forbidden, denied,
-//! timed out, aborted, unusable configuration; 125), `error` (it could not be run confined;
-//! 125), `command_not_found` (127) or `not_executable` (126). `exit_code` is what `airlock`
-//! exits with. `record` is the audit record of the call (decision trace: policy evaluation,
-//! requirement, approvals, attempts with their sandbox type and exit code, retry reason,
-//! outcome), absent when the call never reached the orchestrator.
+//! sandbox blocked it and it was not retried), `rejected` (Airlock refused: forbidden,
+//! denied, timed out, aborted, unusable configuration; 125), `error` (it could not be run
+//! confined; 125), `command_not_found` (127) or `not_executable` (126); an `apply_patch`
+//! call routed to the patch path ends `applied` (0; `stdout` is the summary),
+//! `patch_failed` (1) or `rejected` (125). A refusal is `rejected` in both places, as the
+//! audit record's outcome (`record.outcome.status`: `ran`, `sandbox_denied`, `rejected`,
+//! `error`; Codex's `ToolError::Rejected`) calls it; an applied patch's record says `ran`
+//! (its helper ran) and a failed one's `error`.
+//! `exit_code` is what `airlock` exits with. `record` is the audit record of the call
+//! (decision trace: policy evaluation, requirement, approvals, attempts with their sandbox
+//! type and exit code, retry reason, outcome), absent when the call never reached the
+//! orchestrator.
 
 use serde_json::Value;
 use serde_json::json;
@@ -24,9 +30,11 @@ pub(super) fn render(finished: &Finished) -> String {
     if let Some(message) = &finished.message {
         object["message"] = Value::from(message.as_str());
     }
+    if let Some(call_id) = &finished.call_id {
+        object["call_id"] = Value::from(call_id.as_str());
+    }
     if let Some(record) = &finished.record {
-        object["call_id"] = Value::from(record.call_id.as_str());
-        object["record"] = serde_json::to_value(record).unwrap_or(Value::Null);
+        object["record"] = record.clone();
     }
     if let Some(output) = &finished.output {
         object["stdout"] = Value::from(output.stdout.as_str());

@@ -45,7 +45,10 @@ impl Subscriber for StderrWarnings {
         let mut message = Message(String::new());
         event.record(&mut message);
         let one_line: Vec<&str> = message.0.split_whitespace().collect();
-        eprintln!("airlock: warning: {}", one_line.join(" "));
+        eprintln!(
+            "airlock: warning: {}",
+            crate::terminal_text::safe(&one_line.join(" "))
+        );
     }
 
     fn enter(&self, _span: &span::Id) {}
