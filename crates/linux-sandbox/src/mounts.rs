@@ -378,6 +378,28 @@ mod tests {
     }
 
     #[test]
+    fn scan_found_paths_and_pins_are_skipped_by_bubblewrap_when_gone() {
+        let out = build_mount_args(&MountInputs {
+            full_read: true,
+            writable: vec![ws("/tmp", &["/tmp/x/lib/.git", "/tmp/.git"], &[])],
+            vanishable: vec!["/tmp/x/lib/.git".into()],
+            ..Default::default()
+        });
+        let got = args(&out);
+        let op = |path: &str| {
+            got.windows(2)
+                .find(|w| w[1] == path)
+                .map(|w| w[0].clone())
+                .unwrap()
+        };
+        assert_eq!(op("/tmp/x/lib/.git"), "--ro-bind-try");
+        assert_eq!(op("/tmp/.git"), "--ro-bind");
+        assert_eq!(op("/tmp/x"), "--bind-try");
+        assert_eq!(op("/tmp/x/lib"), "--bind-try");
+        assert_eq!(op("/tmp"), "--bind");
+    }
+
+    #[test]
     fn read_only_profile_is_the_host_view_plus_dev() {
         let out = build_mount_args(&MountInputs {
             full_read: true,

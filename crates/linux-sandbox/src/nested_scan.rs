@@ -266,7 +266,7 @@ impl Walk<'_> {
         if descend {
             for name in &listing.children {
                 let child = dir.join(std::ffi::OsStr::from_bytes(name));
-                if !self.options.skip.iter().any(|s| *s == child) {
+                if !self.options.skip.contains(&child) {
                     stack.push((child, Some(meta.dev())));
                 }
             }

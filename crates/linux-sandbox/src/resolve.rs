@@ -324,6 +324,7 @@ pub fn resolve_mount_inputs(
         writable.push(mount);
     }
     scanned.sort();
+    let mut vanishable = scanned.clone();
     route_git_protection(
         &mut writable,
         GitProtection {
@@ -355,6 +356,10 @@ pub fn resolve_mount_inputs(
             }
             Err(e) => return Err(e),
         };
+        if scanned.binary_search(dot_git).is_ok() {
+            // Where a scanned repository's git locations are: as vanishable as it is.
+            vanishable.extend(protection.read_only.iter().cloned());
+        }
         route_git_protection(&mut writable, protection);
     }
     for dot_git in &enclosing_entries {
@@ -420,6 +425,6 @@ pub fn resolve_mount_inputs(
         writable,
         deny,
         mount_proc: true,
-        vanishable: scanned,
+        vanishable,
     })
 }
