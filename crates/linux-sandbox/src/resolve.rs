@@ -202,7 +202,7 @@ pub fn resolve_mount_inputs(
     let canonical_roots: Vec<PathBuf> = roots.iter().filter_map(|w| canonical(&w.root)).collect();
     let in_writable = |p: &Path| canonical_roots.iter().any(|r| p.starts_with(r));
 
-    let cache_dir = usable_cache_dir(&default_cache_dir(), &canonical_roots);
+    let cache_dir = default_cache_dir().and_then(|dir| usable_cache_dir(&dir, &canonical_roots));
     let mut scanned: Vec<PathBuf> = Vec::new();
     let mut writable = Vec::new();
     // `.git` entries whose repositories' git directories are protected after the loop,

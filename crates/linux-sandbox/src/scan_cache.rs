@@ -222,13 +222,39 @@ pub struct OwnedEntry {
     pub known: Vec<Vec<u8>>,
 }
 
-/// Where the cache files live for this process: `$AIRLOCK_HOME/cache/nested-repos`.
+/// Where the cache files live for this process: `$AIRLOCK_HOME/cache/nested-repos`, or
+/// none when the Airlock home is not an existing directory (a launch never creates it).
 #[must_use]
-pub fn default_cache_dir() -> PathBuf {
-    airlock_permissions::ConfigEnv::from_process()
-        .airlock_home
-        .join("cache")
-        .join("nested-repos")
+pub fn default_cache_dir() -> Option<PathBuf> {
+    let home = airlock_permissions::ConfigEnv::from_process().airlock_home;
+    std::fs::metadata(&home)
+        .is_ok_and(|m| m.is_dir())
+        .then(|| home.join("cache").join("nested-repos"))
+}
+
+/// At most this many cache files are kept (one per writable root scanned); the least
+/// recently written go first.
+pub const MAX_CACHE_FILES: usize = 256;
+
+fn prune_old_files(dir: &Path) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let mut files: Vec<(std::time::SystemTime, PathBuf)> = entries
+        .flatten()
+        .filter_map(|e| {
+            let modified = e.metadata().ok()?.modified().ok()?;
+            Some((modified, e.path()))
+        })
+        .collect();
+    if files.len() <= MAX_CACHE_FILES {
+        return;
+    }
+    files.sort();
+    let excess = files.len() - MAX_CACHE_FILES;
+    for (_, path) in files.into_iter().take(excess) {
+        let _ = std::fs::remove_file(path);
+    }
 }
 
 /// The cache directory `dir` if a launch with these writable roots (canonical) may trust
@@ -286,8 +312,9 @@ pub fn load(dir: &Path, root: &Path) -> Option<CacheView> {
     CacheView::parse(bytes, root)
 }
 
-/// Writes `bytes` as the cache of `root` in `dir` (created private if missing), replacing
-/// the previous file atomically. Failures are ignored: the cache only saves time.
+/// Writes `bytes` as the cache of `root` in `dir` (created private if missing, below an
+/// existing Airlock home), replacing the previous file atomically, and keeps at most
+/// [`MAX_CACHE_FILES`]. Failures are ignored: the cache only saves time.
 pub fn store(dir: &Path, root: &Path, bytes: &[u8]) {
     use std::os::unix::fs::DirBuilderExt as _;
     if !dir.exists() {
@@ -317,6 +344,7 @@ pub fn store(dir: &Path, root: &Path, bytes: &[u8]) {
     if written.is_err() || std::fs::rename(&temp, &target).is_err() {
         let _ = std::fs::remove_file(&temp);
     }
+    prune_old_files(dir);
 }
 
 #[cfg(test)]
