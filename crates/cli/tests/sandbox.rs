@@ -597,3 +597,83 @@ fn dry_run_with_saved_descriptors_reproduces_the_launch() {
     assert!(!ws.path().join("in.txt").exists());
     assert_eq!(std::fs::read_to_string(outside.path()).unwrap(), "");
 }
+
+/// Issue 11 item 7: a repository nested far below the workspace (no depth limit) keeps a
+/// read-only `.git`, and one under `/tmp` (a writable root that used to be skipped) too.
+#[test]
+fn deeply_nested_and_tmp_repositories_keep_a_read_only_git() {
+    let ws = git_workspace();
+    let deep = (0..9).fold(ws.path().to_path_buf(), |p, i| p.join(format!("level{i}")));
+    std::fs::create_dir_all(&deep).unwrap();
+    let in_tmp = tempfile::Builder::new()
+        .prefix("airlock-sbx-tmp-repo-")
+        .tempdir_in("/tmp")
+        .unwrap();
+    for repo in [deep.as_path(), in_tmp.path()] {
+        let ok = Command::new("git")
+            .args(["init", "-q"])
+            .current_dir(repo)
+            .status()
+            .unwrap();
+        assert!(ok.success());
+    }
+    for repo in [deep.as_path(), in_tmp.path()] {
+        let hook = repo.join(".git/hooks/pre-commit");
+        let script = format!(
+            "echo evil > '{}'; echo '[core] fsmonitor = evil' >> '{}/.git/config'",
+            hook.display(),
+            repo.display()
+        );
+        let out = sh(":workspace", ws.path(), &script);
+        assert!(!out.status.success(), "{}", text(&out));
+        assert!(
+            text(&out).contains("Read-only file system"),
+            "{repo:?}: {}",
+            text(&out)
+        );
+        assert!(!hook.exists());
+        let config = std::fs::read_to_string(repo.join(".git/config")).unwrap();
+        assert!(!config.contains("evil"), "{config}");
+    }
+    // The working tree around them stays writable.
+    let out = sh(
+        ":workspace",
+        ws.path(),
+        &format!("touch '{}/file'", deep.display()),
+    );
+    assert!(out.status.success(), "{}", text(&out));
+}
+
+/// Issue 11 item 7: a profile that makes `/` writable but keeps deny entries (so it still
+/// runs under bubblewrap) starts — the scan does not walk `/proc`, `/sys` or `/dev`, and
+/// the system bubblewrap is not refused for lying inside the writable `/` — and its deny
+/// entry holds.
+#[test]
+fn root_writable_profile_with_a_deny_entry_starts() {
+    let ws = git_workspace();
+    let secret = ws.path().join("secret.txt");
+    std::fs::write(&secret, "canary\n").unwrap();
+    let filesystem = format!(
+        "permissions.p.filesystem={{\":root\"=\"write\", \"{}\"=\"deny\"}}",
+        secret.display()
+    );
+    let wsp = ws.path().to_str().unwrap();
+    let args = [
+        "sandbox",
+        "-c",
+        filesystem.as_str(),
+        "-P",
+        "p",
+        "-C",
+        wsp,
+        "--",
+        "sh",
+        "-c",
+        "touch written; cat secret.txt",
+    ];
+    let out = airlock(&args, ws.path());
+    assert!(ws.path().join("written").exists(), "{}", text(&out));
+    assert!(!text(&out).contains("canary"), "{}", text(&out));
+    assert!(!out.status.success(), "{}", text(&out));
+    assert!(text(&out).contains("Permission denied"), "{}", text(&out));
+}

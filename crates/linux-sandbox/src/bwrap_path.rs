@@ -178,6 +178,12 @@ fn check_trusted(path: &Path, writable_roots: &[PathBuf]) -> Result<(), BwrapErr
 
 /// The profile's writable roots, each also with symlinks resolved where it exists: the
 /// `writable_roots` argument of [`choose_bwrap`].
+///
+/// A writable `/` (`":root" = "write"`, kept under bubblewrap only for its deny entries)
+/// is left out: such a profile offers no boundary a trusted `bwrap` could keep — the
+/// command may replace any program the host runs later (`git`, the shell, Airlock itself)
+/// and every start-up file — so refusing `/usr/bin/bwrap` for it would only stop the deny
+/// entries from being enforced. The ownership and mode checks still apply.
 pub fn writable_roots(policy: &FileSystemSandboxPolicy, cwd: &Path) -> Vec<PathBuf> {
     policy
         .get_writable_roots(&ResolveContext::new(cwd))
@@ -186,6 +192,7 @@ pub fn writable_roots(policy: &FileSystemSandboxPolicy, cwd: &Path) -> Vec<PathB
             let resolved = std::fs::canonicalize(&root.root).ok();
             std::iter::once(root.root).chain(resolved)
         })
+        .filter(|root| root.parent().is_some())
         .collect()
 }
 

@@ -28,8 +28,9 @@
 //! - hooks directories and scripts inside the working tree (`core.hooksPath = .husky`)
 //!   are workspace files, not protected; included config files are followed up to
 //!   [`airlock_permissions::MAX_INCLUDE_DEPTH`] levels and 64 files of at most 1 MiB read;
-//! - nested repositories are searched [`resolve::NESTED_REPO_SCAN_DEPTH`] levels deep
-//!   and not at all under temporary roots (`/tmp`, `/var/tmp`, `$TMPDIR`);
+//! - nested repositories are searched at any depth under every writable root but `/`
+//!   (see [`nested_scan`]); one created inside a `CACHEDIR.TAG`-tagged directory after
+//!   the tag was first seen is not found;
 //! - with network restricted, `AF_UNIX` datagram sockets cannot be created (even as a
 //!   socketpair), because `sendmsg` could address any socket path the command can see;
 //! - set-user/group-id mode bits cannot be set (`chmod g+s` on a directory included);
@@ -39,12 +40,18 @@
 pub mod args;
 pub mod bwrap_path;
 mod dangling;
+#[cfg(target_os = "linux")]
+pub mod fs_kind;
 mod gitdir;
 pub mod globs;
 pub mod mounts;
 #[cfg(target_os = "linux")]
+pub mod nested_scan;
+#[cfg(target_os = "linux")]
 pub mod probe;
 pub mod resolve;
+#[cfg(target_os = "linux")]
+pub mod scan_cache;
 
 #[cfg(target_os = "linux")]
 mod fds;

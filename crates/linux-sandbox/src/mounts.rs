@@ -61,6 +61,11 @@ pub struct MountInputs {
     /// What the plan leaves out, for the user (an ignored `$TMPDIR`, a write entry kept
     /// read-only, a deny entry with nothing to mask); printed before the launch.
     pub warnings: Vec<String>,
+    /// Read-only paths found by the nested-repository scan: bound with `--ro-bind-try`,
+    /// so that one a process outside this sandbox removed before bubblewrap starts is
+    /// skipped instead of failing the launch (nothing is left there to protect; one that
+    /// exists is always bound).
+    pub vanishable: Vec<PathBuf>,
 }
 
 /// The filesystem arguments plus what launching them needs.
@@ -248,13 +253,21 @@ pub fn build_mount_args(inputs: &MountInputs) -> MountArgs {
     let pins = pinned_ancestors(&writable);
     for (index, root) in writable.iter().enumerate() {
         b.push_path_op("--bind", &root.root);
+        // `-try`: a pinned directory gone by the time bubblewrap runs can no longer be
+        // renamed; whatever it held is gone with it (a writable root beneath it still
+        // fails its own `--bind`).
         for (_, pin) in pins.iter().filter(|(owner, _)| *owner == index) {
-            b.push_path_op("--bind", pin);
+            b.push_path_op("--bind-try", pin);
         }
         let mut read_only = root.read_only.clone();
         read_only.sort_by_key(|p| depth(p));
         for path in &read_only {
-            b.push_path_op("--ro-bind", path);
+            let op = if inputs.vanishable.contains(path) {
+                "--ro-bind-try"
+            } else {
+                "--ro-bind"
+            };
+            b.push_path_op(op, path);
         }
         for path in &root.placeholders {
             b.push(&["--perms", "555", "--tmpfs"]);
@@ -336,7 +349,7 @@ mod tests {
         let got = args(&out);
         let binds: Vec<&str> = got
             .windows(2)
-            .filter(|w| w[0] == "--bind")
+            .filter(|w| w[0] == "--bind" || w[0] == "--bind-try")
             .map(|w| w[1].as_str())
             .collect();
         assert_eq!(
@@ -358,12 +371,35 @@ mod tests {
                 .position(|w| w[0] == op && w[1] == path)
                 .unwrap()
         };
-        assert!(at("--bind", "/tmp") < at("--bind", "/tmp/main"));
-        assert!(at("--bind", "/tmp/main") < at("--ro-bind", "/tmp/main/.git"));
-        assert!(at("--bind", "/tmp/a/b") < at("--bind", "/tmp/a/b/ws"));
+        assert!(at("--bind", "/tmp") < at("--bind-try", "/tmp/main"));
+        assert!(at("--bind-try", "/tmp/main") < at("--ro-bind", "/tmp/main/.git"));
+        assert!(at("--bind-try", "/tmp/a/b") < at("--bind", "/tmp/a/b/ws"));
         assert!(
-            at("--bind", "/tmp/a/b/ws/vendor/lib") < at("--ro-bind", "/tmp/a/b/ws/vendor/lib/.git")
+            at("--bind-try", "/tmp/a/b/ws/vendor/lib")
+                < at("--ro-bind", "/tmp/a/b/ws/vendor/lib/.git")
         );
+    }
+
+    #[test]
+    fn scan_found_paths_and_pins_are_skipped_by_bubblewrap_when_gone() {
+        let out = build_mount_args(&MountInputs {
+            full_read: true,
+            writable: vec![ws("/tmp", &["/tmp/x/lib/.git", "/tmp/.git"], &[])],
+            vanishable: vec!["/tmp/x/lib/.git".into()],
+            ..Default::default()
+        });
+        let got = args(&out);
+        let op = |path: &str| {
+            got.windows(2)
+                .find(|w| w[1] == path)
+                .map(|w| w[0].clone())
+                .unwrap()
+        };
+        assert_eq!(op("/tmp/x/lib/.git"), "--ro-bind-try");
+        assert_eq!(op("/tmp/.git"), "--ro-bind");
+        assert_eq!(op("/tmp/x"), "--bind-try");
+        assert_eq!(op("/tmp/x/lib"), "--bind-try");
+        assert_eq!(op("/tmp"), "--bind");
     }
 
     #[test]

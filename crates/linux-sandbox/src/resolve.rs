@@ -14,6 +14,8 @@ use crate::dangling::{canonical_prefix, dangling_target};
 use crate::gitdir::{GitProtection, protect_enclosing, protect_git_entry};
 use crate::globs::{GlobExpandError, expand_deny_globs};
 use crate::mounts::{DenyMask, MountInputs, WritableMount};
+use crate::nested_scan::{ScanOptions, scan_nested_repositories};
+use crate::scan_cache::{RECENT_CHANGE_MARGIN, default_cache_dir, usable_cache_dir};
 
 /// The system directories `:minimal` makes readable on Linux (those that exist).
 pub const LINUX_PLATFORM_DEFAULTS: [&str; 8] = [
@@ -117,59 +119,14 @@ fn canonical(path: &Path) -> Option<PathBuf> {
     std::fs::canonicalize(path).ok()
 }
 
-/// How many directory levels below a writable root are searched for nested
-/// repositories. Protection of nested repositories is best effort by nature (the
-/// command can `git init` a new one at any time); the bound keeps launch cheap in
-/// deep trees.
-pub const NESTED_REPO_SCAN_DEPTH: usize = 6;
-
-/// Temporary directories are writable roots in most profiles but hold no user
-/// repositories worth a scan of their (often huge) contents.
-fn is_temp_root(root: &Path) -> bool {
-    let tmpdir = std::env::var_os("TMPDIR").and_then(|t| std::fs::canonicalize(t).ok());
-    root == Path::new("/tmp") || root == Path::new("/var/tmp") || tmpdir.as_deref() == Some(root)
-}
-
-/// Repositories nested below `root` (not `root/.git`): each nested `.git` directory and
-/// `.git` pointer file (where they point is [`protect_git_entry`]'s job). Found by a
-/// walk that does not follow symlinks, does not enter `.git` directories and stops
-/// [`NESTED_REPO_SCAN_DEPTH`] levels down. Whole `.git` directories are protected —
-/// protecting only `hooks/` and `config` would let the command rename `.git` away and
-/// put a fresh one (with its own config) in its place.
-///
-/// # Errors
-/// [`ResolveError::Unreadable`] for a directory the launcher cannot list: the command
-/// could be hiding a repository there (`chmod 000`), so this fails closed.
-fn nested_git_metadata(root: &Path) -> Result<Vec<PathBuf>, ResolveError> {
-    let mut found = Vec::new();
-    let mut stack = vec![(root.to_path_buf(), 0usize)];
-    while let Some((dir, depth)) = stack.pop() {
-        if depth >= NESTED_REPO_SCAN_DEPTH {
-            continue;
-        }
-        let entries = match std::fs::read_dir(&dir) {
-            Ok(entries) => entries,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
-            Err(source) => return Err(ResolveError::Unreadable { dir, source }),
-        };
-        for entry in entries.flatten() {
-            let Ok(kind) = entry.file_type() else {
-                continue;
-            };
-            let path = entry.path();
-            let is_git = entry.file_name() == ".git";
-            if is_git && dir != root {
-                if kind.is_dir() || kind.is_file() || kind.is_symlink() {
-                    found.push(path);
-                }
-            } else if kind.is_dir() && !is_git {
-                stack.push((path, depth + 1));
-            }
-        }
-    }
-    found.sort();
-    found.dedup();
-    Ok(found)
+/// Whether the repositories nested below `root` are searched for. A writable `/` (a
+/// full-disk-write profile) is not: the command can then rewrite every git configuration
+/// (`/etc/gitconfig`, `~/.gitconfig`) and git itself, so a read-only nested `.git` protects
+/// nothing, and a walk of the whole disk would cost seconds per launch. Every other root is
+/// scanned whole, temporary directories included (a repository under `/tmp` is one the
+/// user may use).
+fn scans_nested(root: &Path) -> bool {
+    root.parent().is_some()
 }
 
 /// The index of the mount whose bind is the last to cover `path` (the deepest root
@@ -269,6 +226,8 @@ pub fn resolve_mount_inputs_in(
     // Deny entries are read-only subpaths of the roots that hold them too; one that is a
     // symlink is enforced on its target by the deny masks below instead.
     let denied = policy.get_unreadable_roots(&ctx);
+    let cache_dir = default_cache_dir().and_then(|dir| usable_cache_dir(&dir, &canonical_roots));
+    let mut scanned: Vec<PathBuf> = Vec::new();
     let mut writable = Vec::new();
     // `.git` entries whose repositories' git directories are protected after the loop,
     // wherever those lie (see `gitdir`).
@@ -364,9 +323,13 @@ pub fn resolve_mount_inputs_in(
             .iter()
             .filter(|r| **r != root && r.starts_with(&root))
             .collect();
-        let scan = !is_temp_root(&root);
-        let nested = if scan {
-            nested_git_metadata(&root)?
+        let nested = if scans_nested(&root) {
+            let options = ScanOptions {
+                skip: deeper.iter().map(|r| (*r).clone()).collect(),
+                cache_dir: cache_dir.clone(),
+                recent: RECENT_CHANGE_MARGIN,
+            };
+            scan_nested_repositories(&root, &options)?.found
         } else {
             Vec::new()
         };
@@ -374,6 +337,9 @@ pub fn resolve_mount_inputs_in(
             .into_iter()
             .filter(|p| !deeper.iter().any(|r| p.starts_with(r)))
         {
+            // Found by the scan: bound with `--ro-bind-try`, so that one removed before
+            // bubblewrap starts (by a process outside this sandbox) does not fail the launch.
+            scanned.push(dot_git.clone());
             if std::fs::symlink_metadata(&dot_git).is_ok_and(|m| m.file_type().is_symlink()) {
                 // A `.git` symlink (trees managed by `repo`): git follows it, so its target
                 // is kept read-only. The link itself stays replaceable, like any directory
@@ -390,6 +356,8 @@ pub fn resolve_mount_inputs_in(
         }
         writable.push(mount);
     }
+    scanned.sort();
+    let mut vanishable = scanned.clone();
     route_git_protection(
         &mut writable,
         GitProtection {
@@ -406,7 +374,25 @@ pub fn resolve_mount_inputs_in(
     git_entries.sort();
     git_entries.dedup();
     for dot_git in &git_entries {
-        let protection = protect_git_entry(dot_git, &canonical_roots)?;
+        // A nested repository removed since the scan has nothing left to protect.
+        if scanned.binary_search(dot_git).is_ok() && std::fs::symlink_metadata(dot_git).is_err() {
+            continue;
+        }
+        let protection = match protect_git_entry(dot_git, &canonical_roots) {
+            Ok(protection) => protection,
+            Err(ResolveError::Git(e))
+                if scanned.binary_search(dot_git).is_ok()
+                    && e.source.kind() == std::io::ErrorKind::NotFound
+                    && std::fs::symlink_metadata(dot_git).is_err() =>
+            {
+                continue;
+            }
+            Err(e) => return Err(e),
+        };
+        if scanned.binary_search(dot_git).is_ok() {
+            // Where a scanned repository's git locations are: as vanishable as it is.
+            vanishable.extend(protection.read_only.iter().cloned());
+        }
         route_git_protection(&mut writable, protection);
     }
     for dot_git in &enclosing_entries {
@@ -505,6 +491,7 @@ pub fn resolve_mount_inputs_in(
         deny,
         mount_proc: true,
         warnings,
+        vanishable,
     })
 }
 

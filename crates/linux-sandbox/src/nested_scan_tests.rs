@@ -1,0 +1,231 @@
+//! The nested-repository scan on real trees: depth, pseudo filesystems, `CACHEDIR.TAG`
+//! pruning and cache invalidation.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is the failure report
+
+use super::*;
+
+/// Short enough for tests; [`settle`] waits it out so that the first scan caches.
+const RECENT: Duration = Duration::from_millis(50);
+
+struct Tree {
+    _dir: tempfile::TempDir,
+    root: PathBuf,
+    cache: PathBuf,
+}
+
+fn tree() -> Tree {
+    let dir = tempfile::Builder::new()
+        .prefix("airlock-scan-")
+        .tempdir_in("/var/tmp")
+        .unwrap();
+    let base = dir.path().canonicalize().unwrap();
+    let root = base.join("ws");
+    std::fs::create_dir_all(&root).unwrap();
+    Tree {
+        _dir: dir,
+        root,
+        cache: base.join("home/cache"),
+    }
+}
+
+fn repo(dir: &Path) {
+    std::fs::create_dir_all(dir.join(".git/hooks")).unwrap();
+    std::fs::write(dir.join(".git/HEAD"), "ref: refs/heads/main\n").unwrap();
+}
+
+fn options(cache: Option<&Path>) -> ScanOptions {
+    ScanOptions {
+        skip: Vec::new(),
+        cache_dir: cache.map(Path::to_path_buf),
+        recent: RECENT,
+    }
+}
+
+fn scan(t: &Tree, cached: bool) -> ScanOutcome {
+    let cache = cached.then_some(t.cache.as_path());
+    scan_nested_repositories(&t.root, &options(cache)).unwrap()
+}
+
+/// Lets every directory made so far become older than [`RECENT`] (cacheable).
+fn settle() {
+    std::thread::sleep(RECENT * 3);
+}
+
+fn deep(root: &Path, levels: usize) -> PathBuf {
+    (0..levels).fold(root.to_path_buf(), |p, i| p.join(format!("d{i}")))
+}
+
+#[test]
+fn a_repository_ten_levels_down_is_found() {
+    let t = tree();
+    let lib = deep(&t.root, 10);
+    repo(&lib);
+    repo(&t.root); // the root's own `.git` is not a nested one
+    let got = scan(&t, false);
+    assert_eq!(got.found, [lib.join(".git")]);
+}
+
+#[test]
+fn pseudo_filesystems_are_not_entered() {
+    let got = scan_nested_repositories(Path::new("/proc"), &options(None)).unwrap();
+    assert_eq!(got.pseudo, [PathBuf::from("/proc")]);
+    assert_eq!(got.listed, 0);
+    // /dev is an ordinary tmpfs or devtmpfs; /dev/pts below it is devpts.
+    let pts = Path::new("/dev/pts");
+    if pseudo_fs_name(pts) == Some("devpts") {
+        let got = scan_nested_repositories(Path::new("/dev"), &options(None)).unwrap();
+        assert!(got.pseudo.iter().any(|p| p == pts), "{got:?}");
+        assert!(got.listed > 0);
+    }
+}
+
+#[test]
+fn only_a_correctly_signed_cachedir_tag_prunes_and_never_what_was_there() {
+    let t = tree();
+    let tagged = t.root.join("target");
+    let forged = t.root.join("not-a-cache");
+    repo(&tagged.join("old"));
+    repo(&forged.join("old"));
+    std::fs::write(
+        tagged.join("CACHEDIR.TAG"),
+        [CACHEDIR_SIGNATURE, b"\n# made by a test\n"].concat(),
+    )
+    .unwrap();
+    std::fs::write(
+        forged.join("CACHEDIR.TAG"),
+        "Signature: 00000000000000000000000000000000\n",
+    )
+    .unwrap();
+    settle();
+    // First sighting: everything is found, the tagged tree is remembered.
+    let first = scan(&t, true);
+    assert_eq!(
+        first.found,
+        [forged.join("old/.git"), tagged.join("old/.git")]
+    );
+    assert!(first.pruned.is_empty());
+    repo(&tagged.join("new"));
+    repo(&forged.join("new"));
+    let second = scan(&t, true);
+    assert_eq!(second.pruned, std::slice::from_ref(&tagged));
+    assert_eq!(
+        second.found,
+        [
+            forged.join("new/.git"),
+            forged.join("old/.git"),
+            tagged.join("old/.git")
+        ],
+        "the tagged tree's new repository is the cache's; its old one stays protected"
+    );
+    // Without a cache nothing is pruned.
+    let uncached = scan(&t, false);
+    assert!(uncached.found.contains(&tagged.join("new/.git")));
+    assert!(uncached.pruned.is_empty());
+}
+
+#[test]
+fn a_tag_planted_over_a_repository_does_not_hide_it() {
+    let t = tree();
+    let vendor = t.root.join("vendor");
+    repo(&vendor.join("lib"));
+    settle();
+    assert_eq!(scan(&t, true).found, [vendor.join("lib/.git")]);
+    // The sandbox tags `vendor/`: the repository below stays found, launch after launch.
+    std::fs::write(vendor.join("CACHEDIR.TAG"), CACHEDIR_SIGNATURE).unwrap();
+    assert_eq!(scan(&t, true).found, [vendor.join("lib/.git")]);
+    let again = scan(&t, true);
+    assert_eq!(again.pruned, std::slice::from_ref(&vendor));
+    assert_eq!(again.found, [vendor.join("lib/.git")]);
+}
+
+#[test]
+fn the_cache_is_used_and_sees_a_new_repository() {
+    let t = tree();
+    let leaf = deep(&t.root, 8);
+    std::fs::create_dir_all(&leaf).unwrap();
+    settle();
+    let first = scan(&t, true);
+    assert!(first.found.is_empty());
+    assert_eq!(first.listed, 9);
+    let second = scan(&t, true);
+    assert_eq!(
+        (second.listed, second.cached),
+        (0, 9),
+        "served from the cache"
+    );
+    repo(&leaf);
+    let third = scan(&t, true);
+    assert_eq!(third.found, [leaf.join(".git")]);
+    assert_eq!(
+        third.listed, 1,
+        "only the changed directory is listed again"
+    );
+}
+
+#[test]
+fn the_cache_sees_renamed_and_moved_in_directories() {
+    let t = tree();
+    let a = t.root.join("a/b");
+    std::fs::create_dir_all(a.join("c/d")).unwrap();
+    let outside = t.root.parent().unwrap().join("outside");
+    repo(&outside.join("lib"));
+    settle();
+    assert!(scan(&t, true).found.is_empty());
+    // A repository moved in from outside the root.
+    std::fs::rename(outside.join("lib"), a.join("c/d/lib")).unwrap();
+    assert_eq!(scan(&t, true).found, [a.join("c/d/lib/.git")]);
+    // A directory renamed inside the root: found under its new name only.
+    std::fs::rename(a.join("c"), a.join("e")).unwrap();
+    assert_eq!(scan(&t, true).found, [a.join("e/d/lib/.git")]);
+}
+
+#[test]
+fn resetting_mtime_does_not_hide_a_new_repository() {
+    let t = tree();
+    let dir = deep(&t.root, 3);
+    std::fs::create_dir_all(&dir).unwrap();
+    settle();
+    let before = std::fs::metadata(&dir).unwrap().modified().unwrap();
+    assert!(scan(&t, true).found.is_empty());
+    repo(&dir);
+    // What a sandboxed command can do: put the directory's mtime back (utimensat).
+    let handle = std::fs::File::open(&dir).unwrap();
+    handle
+        .set_times(std::fs::FileTimes::new().set_modified(before))
+        .unwrap();
+    assert_eq!(std::fs::metadata(&dir).unwrap().modified().unwrap(), before);
+    assert_eq!(scan(&t, true).found, [dir.join(".git")]);
+}
+
+#[test]
+fn skipped_roots_vanished_entries_and_unreadable_directories() {
+    let t = tree();
+    repo(&t.root.join("inner/lib"));
+    let mut opts = options(None);
+    opts.skip = vec![t.root.join("inner")];
+    assert!(
+        scan_nested_repositories(&t.root, &opts)
+            .unwrap()
+            .found
+            .is_empty()
+    );
+    // A root that is gone is nothing to scan.
+    let gone = t.root.join("gone");
+    assert!(
+        scan_nested_repositories(&gone, &options(None))
+            .unwrap()
+            .found
+            .is_empty()
+    );
+    // A directory of this user that cannot be listed fails closed (it may hide a repository).
+    use std::os::unix::fs::PermissionsExt as _;
+    let locked = t.root.join("locked");
+    std::fs::create_dir_all(&locked).unwrap();
+    std::fs::set_permissions(&locked, std::fs::Permissions::from_mode(0o000)).unwrap();
+    let result = scan_nested_repositories(&t.root, &options(None));
+    std::fs::set_permissions(&locked, std::fs::Permissions::from_mode(0o755)).unwrap();
+    if effective_uid() != 0 {
+        let error = result.unwrap_err().to_string();
+        assert!(error.contains("cannot inspect"), "{error}");
+    }
+}
