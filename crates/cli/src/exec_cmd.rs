@@ -299,22 +299,15 @@ async fn run_exec(args: ExecArgs) -> Result<Finished, Refusal> {
     let selected = crate::common::select_profile(&config, requested_profile, &cwd)?;
     crate::common::refuse_root_workspace(&cwd, selected.symbolic())?;
     let env_vars = command_environment(&config)?;
-    if let Some(program) = command.first()
-        && let Err(unrunnable) = crate::program::check_program(
+    // Checked before anything runs; the call is still recorded below (id, audit line).
+    let unrunnable = command.first().and_then(|program| {
+        crate::program::check_program(
             program.as_ref(),
             env_vars.get("PATH").map(std::ffi::OsStr::new),
             &cwd,
         )
-    {
-        return Ok(Finished {
-            code: unrunnable.exit_code(),
-            status: unrunnable.status(),
-            message: Some(unrunnable.message()),
-            multiline: false,
-            record: None,
-            output: None,
-        });
-    }
+        .err()
+    });
     let network_enabled = selected.materialized().network().is_enabled();
     let extra_safe_commands = extra_safe_commands_from_config(&config)?;
     let exec_policy = ExecPolicyManager::load(&ExecPolicySources::for_config(
@@ -395,6 +388,31 @@ async fn run_exec(args: ExecArgs) -> Result<Finished, Refusal> {
         justification: args.justification.clone(),
         prefix_rule: None,
     };
+    if let Some(unrunnable) = unrunnable {
+        let (record, audit_error) = session.record_unrunnable(
+            &turn,
+            call,
+            i32::from(unrunnable.exit_code()),
+            unrunnable.message(),
+        );
+        session.approvals().end_turn();
+        drop(session);
+        let _ = answering.await;
+        if let Some(error) = &audit_error {
+            eprintln!("airlock: warning: {error}");
+        }
+        if args.verbose {
+            eprint!("{}", report::render(&record));
+        }
+        return Ok(Finished {
+            code: unrunnable.exit_code(),
+            status: unrunnable.status(),
+            message: Some(unrunnable.message()),
+            multiline: false,
+            record: Some(record),
+            output: None,
+        });
+    }
     let outcome = session.exec(&turn, call).await;
     session.approvals().end_turn();
     drop(session);
