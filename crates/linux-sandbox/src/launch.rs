@@ -450,14 +450,18 @@ fn launch_confined(
                 .map_err(LaunchError::MountPoint)?,
         )
     };
+    crate::signals::catch();
     let spawned = command.spawn();
     let mut watch = watch;
     if let Some(pipe) = watch.as_mut() {
         pipe.close_writer();
     }
-    let mut child = spawned.map_err(|source| LaunchError::Exec {
-        program: launch.bwrap.display().to_string(),
-        source,
+    let mut child = spawned.map_err(|source| {
+        crate::signals::release();
+        LaunchError::Exec {
+            program: launch.bwrap.display().to_string(),
+            source,
+        }
     })?;
     crate::signals::forward_to(child.id());
     if watch.is_none() {

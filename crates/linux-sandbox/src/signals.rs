@@ -24,10 +24,11 @@ extern "C" fn forward(signal: libc::c_int) {
     }
 }
 
-/// Forwards SIGINT, SIGTERM, SIGHUP and SIGQUIT to `pid` from now on.
+/// Catches SIGINT, SIGTERM, SIGHUP and SIGQUIT from now on, to forward them to the child
+/// named by [`forward_to`]; call before spawning it, so no signal falls in between (one
+/// that arrives before is forwarded by [`forward_to`]).
 #[allow(unsafe_code)]
-pub fn forward_to(pid: u32) {
-    CHILD.store(i32::try_from(pid).unwrap_or(0), Ordering::Relaxed);
+pub fn catch() {
     for signal in FORWARDED {
         // SAFETY: a zeroed sigaction is a valid "no flags, empty mask" value; the
         // handler only calls the async-signal-safe kill(2); SA_RESTART keeps the
@@ -38,6 +39,33 @@ pub fn forward_to(pid: u32) {
             action.sa_flags = libc::SA_RESTART;
             libc::sigemptyset(&mut action.sa_mask);
             libc::sigaction(signal, &action, std::ptr::null_mut());
+        }
+    }
+}
+
+/// Forwards the caught signals to `pid` from now on, and one caught before right away.
+#[allow(unsafe_code)]
+pub fn forward_to(pid: u32) {
+    let pid = i32::try_from(pid).unwrap_or(0);
+    CHILD.store(pid, Ordering::Relaxed);
+    if let Some(signal) = forwarded()
+        && pid > 0
+    {
+        // SAFETY: kill(2) touches no memory of ours.
+        unsafe {
+            libc::kill(pid, signal);
+        }
+    }
+}
+
+/// Back to the default action for the caught signals (the spawn failed: nothing to
+/// forward to).
+#[allow(unsafe_code)]
+pub fn release() {
+    for signal in FORWARDED {
+        // SAFETY: restoring the default disposition touches no memory of ours.
+        unsafe {
+            libc::signal(signal, libc::SIG_DFL);
         }
     }
 }
