@@ -175,6 +175,7 @@ fn signals_to_exec_stop_the_confined_command() {
         (&["exec"], SIGINT, false),
         (&["exec"], SIGHUP, false),
         (&["exec", "-P", ":danger-full-access"], SIGTERM, false),
+        (&["exec", "-P", ":danger-full-access"], SIGTERM, true),
     ] {
         let (status, err) = signal_case(&dirs, prefix, sig, tree);
         assert_eq!(

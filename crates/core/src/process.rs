@@ -153,7 +153,15 @@ async fn spawn(
             if let Some(pid) = pid {
                 signals::relay(pid, signal);
             }
-            let _ = child.wait().await;
+            // A second signal while the launch ignores the first: kill it outright.
+            tokio::select! {
+                _ = child.wait() => {}
+                _ = interrupts.next() => {
+                    let _ = child.start_kill();
+                    let _ = child.wait().await;
+                }
+            }
+            signals::kill_adopted();
             signals::end_like(signal);
         }
         child.wait().await

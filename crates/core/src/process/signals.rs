@@ -8,7 +8,10 @@
 //!   `signals` module), so the whole sandbox goes;
 //! - while a streamed ([`super::OutputMode::Tee`]) command runs, SIGTERM, SIGINT and SIGHUP
 //!   aimed at this process are relayed to the launch, and once it has exited this process
-//!   ends by the same signal (a shell sees `128 + N`).
+//!   ends by the same signal (a shell sees `128 + N`). An unsandboxed command shares no
+//!   namespace that would take its children along, so this process is made their child
+//!   subreaper: whatever the command leaves behind is re-parented here and killed too
+//!   ([`kill_adopted`]).
 //!
 //! The death signal is tied to the *thread* that spawned the child: launches are spawned
 //! from runtime threads that live as long as the runtime (the current-thread runtime of
@@ -63,6 +66,7 @@ impl Interrupts {
         ] {
             streams.push((number, signal(kind)?));
         }
+        adopt_orphans();
         Ok(Self { streams })
     }
 
@@ -107,6 +111,64 @@ pub fn relay(pid: u32, signal: i32) {
             libc::kill(pid, signal);
         }
     }
+}
+
+/// Makes this process the child subreaper of its descendants (Linux), so orphans of a
+/// command are re-parented here rather than to init, where [`kill_adopted`] finds them.
+#[allow(unsafe_code)]
+fn adopt_orphans() {
+    #[cfg(target_os = "linux")]
+    // SAFETY: prctl(2) with integer arguments touches no memory of ours.
+    unsafe {
+        libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1);
+    }
+}
+
+/// Kills every remaining child of this process (orphans of the stopped command,
+/// re-parented here) and reaps it; their own children come here in turn, so this repeats
+/// until none are left (at most 64 rounds: a command forking faster than that is out of
+/// reach of any tree walk, and the death signal of the launch still applies).
+#[cfg(target_os = "linux")]
+#[allow(unsafe_code)]
+pub fn kill_adopted() {
+    for _ in 0..64 {
+        let children = own_children();
+        if children.is_empty() {
+            return;
+        }
+        for pid in children {
+            // SAFETY: kill(2) and waitpid(2) on our own child touch only `status`.
+            unsafe {
+                libc::kill(pid, libc::SIGKILL);
+                let mut status = 0;
+                libc::waitpid(pid, &raw mut status, 0);
+            }
+        }
+    }
+}
+
+/// Nothing to adopt off Linux.
+#[cfg(all(unix, not(target_os = "linux")))]
+pub fn kill_adopted() {}
+
+/// This process's children, from `/proc/self/task/*/children`.
+#[cfg(target_os = "linux")]
+fn own_children() -> Vec<i32> {
+    let Ok(tasks) = std::fs::read_dir("/proc/self/task") else {
+        return Vec::new();
+    };
+    let mut children: Vec<i32> = tasks
+        .filter_map(Result::ok)
+        .filter_map(|task| std::fs::read_to_string(task.path().join("children")).ok())
+        .flat_map(|text| {
+            text.split_whitespace()
+                .filter_map(|pid| pid.parse().ok())
+                .collect::<Vec<i32>>()
+        })
+        .collect();
+    children.sort_unstable();
+    children.dedup();
+    children
 }
 
 /// Ends this process by `signal` (default action restored first), as the command was
