@@ -5,11 +5,16 @@
 //!
 //! Exit status: the command's own (also when the sandbox denied it and it was not retried);
 //! **127** when the program is not found and **126** when it is not executable (checked
-//! before anything runs, [`crate::program`]); **125** with a one-line reason on stderr when
+//! before anything runs, a script's `#!` interpreter included, [`crate::program`]; such a
+//! call still gets a call id and an audit line); **125** with a one-line reason on stderr when
 //! Airlock refuses (forbidden, denied, timed out, aborted, unusable configuration or
 //! command, cannot confine); 2 for usage errors (an unknown option before `--` included).
 //! With `--json`, one result object on stdout says which of these happened
 //! ([`result_json`]); the command's output is then captured into it instead of streamed.
+//!
+//! SIGTERM, SIGINT or SIGHUP to `airlock exec` stop the command (relayed into the sandbox)
+//! and then `airlock exec` itself by the same signal; when it dies in any other way the
+//! command is killed too (see `airlock_core::process::signals`).
 //!
 //! Without a terminal on stdin and stderr, and without a hook or automatic reviewer that
 //! decides, a prompt is denied: "approval required but no reviewer is available".

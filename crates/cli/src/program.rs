@@ -42,18 +42,14 @@ impl Unrunnable {
     pub const fn exit_code(&self) -> u8 {
         match self {
             Self::NotFound(_) | Self::BadInterpreter { missing: true, .. } => COMMAND_NOT_FOUND,
-            Self::NotExecutable(..) | Self::BadInterpreter { missing: false, .. } => {
-                NOT_EXECUTABLE
-            }
+            Self::NotExecutable(..) | Self::BadInterpreter { missing: false, .. } => NOT_EXECUTABLE,
         }
     }
 
     /// The machine-readable status word for `--json`.
     pub const fn status(&self) -> &'static str {
         match self {
-            Self::NotFound(_) | Self::BadInterpreter { missing: true, .. } => {
-                "command_not_found"
-            }
+            Self::NotFound(_) | Self::BadInterpreter { missing: true, .. } => "command_not_found",
             Self::NotExecutable(..) | Self::BadInterpreter { missing: false, .. } => {
                 "not_executable"
             }

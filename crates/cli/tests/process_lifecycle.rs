@@ -67,8 +67,11 @@ fn with_marker(marker: &str) -> Vec<u32> {
         .filter_map(Result::ok)
         .filter_map(|entry| entry.file_name().to_str()?.parse::<u32>().ok())
         .filter(|pid| {
-            std::fs::read(format!("/proc/{pid}/cmdline"))
-                .is_ok_and(|cmdline| cmdline.split(|b| *b == 0).any(|arg| arg == marker.as_bytes()))
+            std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|cmdline| {
+                cmdline
+                    .split(|b| *b == 0)
+                    .any(|arg| arg == marker.as_bytes())
+            })
         })
         .collect()
 }
