@@ -163,6 +163,18 @@ fn signal_case(dirs: &Dirs, prefix: &[&str], sig: i32, tree: bool) -> (ExitStatu
         "{what}: still running after airlock ended: {:?}; stderr: {err}",
         with_marker(&mark)
     );
+    // The helper removed the mount points it made in the (empty) workspace.
+    let leftovers = || -> Vec<_> {
+        std::fs::read_dir(&dirs.ws)
+            .unwrap()
+            .map(|entry| entry.unwrap().file_name())
+            .collect()
+    };
+    assert!(
+        eventually(|| leftovers().is_empty()),
+        "{what}: left in the workspace: {:?}",
+        leftovers()
+    );
     (status, err)
 }
 
@@ -177,6 +189,8 @@ fn signals_to_exec_stop_the_confined_command() {
         (&["exec"], SIGTERM, true),
         (&["exec"], SIGINT, false),
         (&["exec"], SIGHUP, false),
+        // Output captured (not streamed): no relay, but the death signal still applies.
+        (&["exec", "--json"], SIGTERM, false),
         (&["exec", "-P", ":danger-full-access"], SIGTERM, false),
         (&["exec", "-P", ":danger-full-access"], SIGTERM, true),
     ] {
