@@ -5,11 +5,16 @@
 //!
 //! Exit status: the command's own (also when the sandbox denied it and it was not retried);
 //! **127** when the program is not found and **126** when it is not executable (checked
-//! before anything runs, [`crate::program`]); **125** with a one-line reason on stderr when
+//! before anything runs, a script's `#!` interpreter included, [`crate::program`]; such a
+//! call still gets a call id and an audit line); **125** with a one-line reason on stderr when
 //! Airlock refuses (forbidden, denied, timed out, aborted, unusable configuration or
 //! command, cannot confine); 2 for usage errors (an unknown option before `--` included).
 //! With `--json`, one result object on stdout says which of these happened
 //! ([`result_json`]); the command's output is then captured into it instead of streamed.
+//!
+//! SIGTERM, SIGINT or SIGHUP to `airlock exec` stop the command (relayed into the sandbox)
+//! and then `airlock exec` itself by the same signal; when it dies in any other way the
+//! command is killed too (see `airlock_core::process::signals`).
 //!
 //! Without a terminal on stdin and stderr, and without a hook or automatic reviewer that
 //! decides, a prompt is denied: "approval required but no reviewer is available".
@@ -321,24 +326,15 @@ async fn run_exec(args: ExecArgs) -> Result<Finished, Refusal> {
     } = parts;
     let approval_policy = options.approval_policy;
     let reviewer = options.approvals_reviewer;
-    if let Some(program) = command.first()
-        && let Err(unrunnable) = crate::program::check_program(
+    // Checked before anything runs; the call is still recorded below (id, audit line).
+    let unrunnable = command.first().and_then(|program| {
+        crate::program::check_program(
             program.as_ref(),
             options.env.get("PATH").map(std::ffi::OsStr::new),
             &cwd,
         )
-    {
-        return Ok(Finished {
-            code: unrunnable.exit_code(),
-            status: unrunnable.status(),
-            message: Some(unrunnable.message()),
-            multiline: false,
-            printed: false,
-            call_id: None,
-            record: None,
-            output: None,
-        });
-    }
+        .err()
+    });
     // A person can answer only on a terminal; otherwise the session gets no event channel and
     // every prompt routed to the user is denied (spec 10: fail closed).
     let interactive = reviewer == ApprovalsReviewer::User
@@ -377,6 +373,33 @@ async fn run_exec(args: ExecArgs) -> Result<Finished, Refusal> {
         justification: args.justification.clone(),
         prefix_rule: None,
     };
+    if let Some(unrunnable) = unrunnable {
+        let (record, audit_error) = session.record_unrunnable(
+            &turn,
+            call,
+            i32::from(unrunnable.exit_code()),
+            unrunnable.message(),
+        );
+        session.approvals().end_turn();
+        drop(session);
+        let _ = answering.await;
+        if let Some(error) = &audit_error {
+            eprintln!("airlock: warning: {error}");
+        }
+        if args.verbose {
+            eprint!("{}", report::render(&record));
+        }
+        return Ok(Finished {
+            code: unrunnable.exit_code(),
+            status: unrunnable.status(),
+            message: Some(unrunnable.message()),
+            multiline: false,
+            printed: false,
+            call_id: Some(record.call_id.clone()),
+            record: serde_json::to_value(&record).ok(),
+            output: None,
+        });
+    }
     let outcome = session.exec(&turn, call).await;
     session.approvals().end_turn();
     drop(session);

@@ -25,22 +25,34 @@ pub enum Unrunnable {
     NotFound(String),
     /// The file exists but is a directory or lacks the execute bit.
     NotExecutable(PathBuf, &'static str),
+    /// A script whose `#!` interpreter is missing (127) or not executable (126): the
+    /// kernel refuses to start it, nothing about the sandbox.
+    BadInterpreter {
+        /// The script.
+        script: PathBuf,
+        /// The interpreter named on its `#!` line.
+        interpreter: PathBuf,
+        /// Missing (`true`) or present but not executable.
+        missing: bool,
+    },
 }
 
 impl Unrunnable {
     /// The exit status (127 or 126).
     pub const fn exit_code(&self) -> u8 {
         match self {
-            Self::NotFound(_) => COMMAND_NOT_FOUND,
-            Self::NotExecutable(..) => NOT_EXECUTABLE,
+            Self::NotFound(_) | Self::BadInterpreter { missing: true, .. } => COMMAND_NOT_FOUND,
+            Self::NotExecutable(..) | Self::BadInterpreter { missing: false, .. } => NOT_EXECUTABLE,
         }
     }
 
     /// The machine-readable status word for `--json`.
     pub const fn status(&self) -> &'static str {
         match self {
-            Self::NotFound(_) => "command_not_found",
-            Self::NotExecutable(..) => "not_executable",
+            Self::NotFound(_) | Self::BadInterpreter { missing: true, .. } => "command_not_found",
+            Self::NotExecutable(..) | Self::BadInterpreter { missing: false, .. } => {
+                "not_executable"
+            }
         }
     }
 
@@ -51,6 +63,20 @@ impl Unrunnable {
             Self::NotExecutable(path, why) => {
                 format!("cannot execute {}: {why}", path.display())
             }
+            Self::BadInterpreter {
+                script,
+                interpreter,
+                missing,
+            } => format!(
+                "cannot execute {}: bad interpreter {}: {}",
+                script.display(),
+                interpreter.display(),
+                if *missing {
+                    "No such file or directory"
+                } else {
+                    "Permission denied (not an executable file)"
+                }
+            ),
         }
     }
 }
@@ -70,7 +96,7 @@ pub fn check_program(
     if program.as_encoded_bytes().contains(&b'/') {
         let full = airlock_permissions::normalize_lexically(&cwd.join(program));
         return match classify(&full) {
-            Some(Ok(())) => Ok(full),
+            Some(Ok(())) => check_interpreter(full, cwd),
             Some(Err(why)) => Err(Unrunnable::NotExecutable(full, why)),
             None => Err(Unrunnable::NotFound(name)),
         };
@@ -83,7 +109,7 @@ pub fn check_program(
     for dir in std::env::split_paths(&search) {
         let candidate = cwd.join(dir).join(program);
         match classify(&candidate) {
-            Some(Ok(())) => return Ok(candidate),
+            Some(Ok(())) => return check_interpreter(candidate, cwd),
             Some(Err(why)) => {
                 unusable.get_or_insert((candidate, why));
             }
@@ -93,6 +119,44 @@ pub fn check_program(
     Err(match unusable {
         Some((path, why)) => Unrunnable::NotExecutable(path, why),
         None => Unrunnable::NotFound(name),
+    })
+}
+
+/// How much of a script is read to find its `#!` line (Linux reads at most 256 bytes).
+const SHEBANG_BYTES: u64 = 256;
+
+/// `program` unless it is a `#!` script whose interpreter cannot be executed: the kernel
+/// would fail the exec with ENOENT / EACCES, which a shell reports as 127 / 126 "bad
+/// interpreter". An unreadable file or one without `#!` is left to the exec.
+fn check_interpreter(program: PathBuf, cwd: &Path) -> Result<PathBuf, Unrunnable> {
+    use std::io::Read as _;
+    let mut head = Vec::new();
+    let read = std::fs::File::open(&program)
+        .and_then(|file| file.take(SHEBANG_BYTES).read_to_end(&mut head));
+    if read.is_err() {
+        return Ok(program);
+    }
+    let Some(line) = head.strip_prefix(b"#!") else {
+        return Ok(program);
+    };
+    let line = line.split(|byte| *byte == b'\n').next().unwrap_or_default();
+    let Some(name) = line
+        .split(|byte| *byte == b' ' || *byte == b'\t')
+        .find(|word| !word.is_empty())
+    else {
+        return Ok(program);
+    };
+    use std::os::unix::ffi::OsStrExt as _;
+    let interpreter = PathBuf::from(OsStr::from_bytes(name));
+    let missing = match classify(&cwd.join(&interpreter)) {
+        Some(Ok(())) => return Ok(program),
+        Some(Err(_)) => false,
+        None => true,
+    };
+    Err(Unrunnable::BadInterpreter {
+        script: program,
+        interpreter,
+        missing,
     })
 }
 
@@ -134,5 +198,35 @@ mod tests {
         let dirs = std::env::join_paths([dir.path()]).unwrap();
         let err = check_program(OsStr::new("plain.sh"), Some(&dirs), dir.path()).unwrap_err();
         assert_eq!(err.exit_code(), NOT_EXECUTABLE);
+    }
+
+    #[test]
+    fn scripts_with_a_bad_interpreter() {
+        use std::os::unix::fs::PermissionsExt as _;
+        let dir = tempfile::tempdir().unwrap();
+        let write = |name: &str, text: &str| {
+            let path = dir.path().join(name);
+            std::fs::write(&path, text).unwrap();
+            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+        };
+        write("missing.sh", "#!/nonexistent/interp -x\necho hi\n");
+        write("plain", "not a script\n");
+        std::fs::write(dir.path().join("interp"), "").unwrap();
+        write("noexec.sh", "#! ./interp\n");
+        write("good.sh", "#!/bin/sh\necho hi\n");
+        let path = Some(OsStr::new("/usr/bin:/bin"));
+        let err = check_program(OsStr::new("./missing.sh"), path, dir.path()).unwrap_err();
+        assert_eq!(err.exit_code(), COMMAND_NOT_FOUND);
+        assert!(
+            err.message()
+                .ends_with("bad interpreter /nonexistent/interp: No such file or directory"),
+            "{}",
+            err.message()
+        );
+        let err = check_program(OsStr::new("./noexec.sh"), path, dir.path()).unwrap_err();
+        assert_eq!(err.exit_code(), NOT_EXECUTABLE);
+        assert!(err.message().contains("bad interpreter ./interp"));
+        assert!(check_program(OsStr::new("./good.sh"), path, dir.path()).is_ok());
+        assert!(check_program(OsStr::new("./plain"), path, dir.path()).is_ok());
     }
 }

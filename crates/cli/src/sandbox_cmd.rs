@@ -2,9 +2,11 @@
 //! `codex sandbox` (issue 4 item 7, spec 10 §CLI), and the hidden helper entry
 //! `airlock linux-sandbox` that the sandbox manager's transforms invoke.
 //!
-//! Exit status: the command's own; 127 when the program is not found and 126 when it is
-//! not executable ([`crate::program`]); 125 when Airlock could not start it confined
-//! (nothing ran); 2 for usage errors.
+//! Exit status: the command's own (`128 + N` when it was stopped by signal N, also when
+//! the signal was sent to `airlock sandbox`, which forwards it); 127 when the program is not
+//! found and 126 when it is not executable, a `#!` interpreter included
+//! ([`crate::program`]); 125 when Airlock could not start it confined (nothing ran); 2 for
+//! usage errors.
 
 use std::ffi::OsString;
 use std::os::unix::process::CommandExt;

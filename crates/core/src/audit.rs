@@ -120,7 +120,7 @@ impl PolicyEvaluation {
 ///
 /// JSON: `{"status":"ran","exit_code":0}`, `{"status":"sandbox_denied","exit_code":1}`,
 /// `{"status":"rejected","message":"...","interrupts_turn":false}`,
-/// `{"status":"error","message":"..."}`.
+/// `{"status":"unrunnable","exit_code":127,"message":"..."}`, `{"status":"error","message":"..."}`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(tag = "status", rename_all = "snake_case")]
 pub enum CallOutcome {
@@ -140,6 +140,14 @@ pub enum CallOutcome {
         message: String,
         /// `true` for an abort.
         interrupts_turn: bool,
+    },
+    /// Never started: the program is not found or cannot be executed (checked before
+    /// policy and sandbox, so nothing ran); `exit_code` is the shell's 127 or 126.
+    Unrunnable {
+        /// 127 (not found) or 126 (not executable).
+        exit_code: i32,
+        /// Why, e.g. `command not found: nosuchcmd`.
+        message: String,
     },
     /// Could not be run confined, or could not be evaluated.
     Error {

@@ -12,6 +12,8 @@ use tokio::io::AsyncWriteExt;
 
 use crate::orchestrator::ExecError;
 
+pub mod signals;
+
 /// How much of each stream is kept for denial detection and the result (the rest is still
 /// streamed when [`OutputMode::Tee`] is on): 1 MiB.
 pub const MAX_CAPTURED_BYTES: usize = 1 << 20;
@@ -148,6 +150,20 @@ async fn spawn(
     if own_group {
         command.process_group(0);
     }
+    signals::kill_with_parent(&mut command);
+    let tee = mode == OutputMode::Tee;
+    // Listen before the child exists, so no signal falls between spawn and listening.
+    #[cfg(unix)]
+    let mut interrupts = if tee {
+        Some(
+            signals::Interrupts::listen().map_err(|source| ExecError::Spawn {
+                program: program.clone(),
+                source,
+            })?,
+        )
+    } else {
+        None
+    };
     let spawned = command.spawn();
     #[cfg(target_os = "linux")]
     if let Some(pipe) = status_pipe.as_mut() {
@@ -169,7 +185,32 @@ async fn spawn(
             let _ = stdin.shutdown().await;
         }
     };
-    let tee = mode == OutputMode::Tee;
+    let pid = child.id();
+    let waited = async {
+        #[cfg(unix)]
+        if let Some(interrupts) = interrupts.as_mut() {
+            let signal = tokio::select! {
+                status = child.wait() => return status,
+                signal = interrupts.next() => signal,
+            };
+            // Relay it, let the launch end (the helper removes what it created), then
+            // end the same way: the caller is being stopped, not asked for a result.
+            if let Some(pid) = pid {
+                signals::relay(pid, signal);
+            }
+            // A second signal while the launch ignores the first: kill it outright.
+            tokio::select! {
+                _ = child.wait() => {}
+                _ = interrupts.next() => {
+                    let _ = child.start_kill();
+                    let _ = child.wait().await;
+                }
+            }
+            signals::kill_adopted();
+            signals::end_like(signal);
+        }
+        child.wait().await
+    };
     let (stdout, stderr, status, ()) = tokio::join!(
         collect(
             stdout,
@@ -181,7 +222,7 @@ async fn spawn(
             tee.then(tokio::io::stderr),
             OutputStreamKind::Stderr
         ),
-        child.wait(),
+        waited,
         feed,
     );
     #[cfg(unix)]
@@ -240,7 +281,9 @@ impl Drop for GroupKill {
 const COMMAND_NOT_EXECUTABLE: i32 = 127;
 
 /// Reads `stream` to its end, keeping the first [`MAX_CAPTURED_BYTES`] and copying everything
-/// to `copy` when given (a failing copy target is ignored: the capture goes on).
+/// to `copy` when given. A copy target that fails is dropped and the capture goes on, except
+/// a broken pipe (`airlock exec -- yes | head -1`): then reading stops and `stream` is closed,
+/// so the command gets SIGPIPE on its next write, as it would writing to that pipe itself.
 async fn collect<R, W>(
     stream: Option<R>,
     mut copy: Option<W>,
@@ -267,8 +310,14 @@ where
                 target.write_all(chunk).await?;
                 target.flush().await
             };
-            if copied.await.is_err() {
-                copy = None;
+            match copied.await {
+                Ok(()) => {}
+                Err(error) if error.kind() == std::io::ErrorKind::BrokenPipe => {
+                    let room = MAX_CAPTURED_BYTES.saturating_sub(kept.len());
+                    kept.extend_from_slice(chunk.get(..room.min(chunk.len())).unwrap_or_default());
+                    break;
+                }
+                Err(_) => copy = None,
             }
         }
         if let Some(sink) = &sink {

@@ -304,6 +304,44 @@ impl Session {
         }
     }
 
+    /// Records a call whose program cannot be started at all (not found: 127, not
+    /// executable: 126), found before policy and sandbox: it gets a call id (a fresh one
+    /// when `call` has none) and an audit line like every other call (spec 10 §Audit log),
+    /// with no policy evaluation and no attempts.
+    pub fn record_unrunnable(
+        &self,
+        turn: &ApprovalTurn,
+        mut call: ShellCall,
+        exit_code: i32,
+        message: String,
+    ) -> (AuditRecord, Option<AuditError>) {
+        if call.call_id.is_empty() {
+            call.call_id = crate::new_call_id();
+        }
+        let environment = &self.options.environment;
+        let cwd = call
+            .cwd
+            .as_ref()
+            .map_or_else(|| environment.cwd.clone(), |dir| environment.cwd.join(dir));
+        let record = AuditRecord {
+            time: audit_now(),
+            session_id: self.approvals.session_id().to_owned(),
+            turn_id: turn.turn_id().to_owned(),
+            call_id: call.call_id,
+            cwd,
+            command: call.command,
+            policy: None,
+            trace: CallTrace::new(self.runtime_tool_name()),
+            amendment_file: None,
+            outcome: CallOutcome::Unrunnable { exit_code, message },
+        };
+        let audit_error = self
+            .audit
+            .as_ref()
+            .and_then(|audit| audit.append(&record).err());
+        (record, audit_error)
+    }
+
     fn runtime_tool_name(&self) -> &'static str {
         use crate::orchestrator::ToolRuntime;
         self.runtime.tool_name()

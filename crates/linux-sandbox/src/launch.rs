@@ -450,16 +450,25 @@ fn launch_confined(
                 .map_err(LaunchError::MountPoint)?,
         )
     };
+    crate::signals::catch();
     let spawned = command.spawn();
     let mut watch = watch;
     if let Some(pipe) = watch.as_mut() {
         pipe.close_writer();
     }
-    let mut child = spawned.map_err(|source| LaunchError::Exec {
-        program: launch.bwrap.display().to_string(),
-        source,
+    let mut child = spawned.map_err(|source| {
+        crate::signals::release();
+        LaunchError::Exec {
+            program: launch.bwrap.display().to_string(),
+            source,
+        }
     })?;
     crate::signals::forward_to(child.id());
+    if watch.is_none() {
+        // The `airlock linux-sandbox` helper under a launcher (see `signals`); `airlock
+        // sandbox` runs this in its own process and keeps its death signal as it is.
+        crate::signals::relay_parent_death();
+    }
     let status = child.wait().map_err(|source| LaunchError::Exec {
         program: launch.bwrap.display().to_string(),
         source,
@@ -469,11 +478,26 @@ fn launch_confined(
         guard.release();
     }
     let code = exit_code(status);
-    match watch.map(|pipe| pipe.report("")) {
-        None | Some(crate::status::LaunchReport::Started) => Ok(code),
-        Some(_) => Err(LaunchError::BwrapSetup { code }),
+    let Some(pipe) = watch else {
+        return Ok(code);
+    };
+    // Stopped by a signal (forwarded from us, or sent to bubblewrap): the launch was
+    // running, so the status is the shell's `128 + N`, not a set-up failure. bubblewrap
+    // itself never ends by a signal when its set-up fails.
+    use std::os::unix::process::ExitStatusExt as _;
+    if let Some(signal) = status.signal().or_else(crate::signals::forwarded) {
+        return Ok(128 + signal);
+    }
+    match pipe.report("") {
+        crate::status::LaunchReport::Started => Ok(code),
+        // Set up, but the command could not be executed (bubblewrap's message is above).
+        crate::status::LaunchReport::CommandNotExecutable(_) => Ok(COMMAND_NOT_FOUND),
+        crate::status::LaunchReport::SetupFailed(_) => Err(LaunchError::BwrapSetup { code }),
     }
 }
+
+/// The status of a command bubblewrap could not execute (as shells report it).
+const COMMAND_NOT_FOUND: i32 = 127;
 
 fn exit_code(status: std::process::ExitStatus) -> i32 {
     use std::os::unix::process::ExitStatusExt;

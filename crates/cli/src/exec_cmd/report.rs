@@ -121,6 +121,9 @@ pub fn render(record: &AuditRecord) -> String {
                 format!("blocked by the sandbox, exit {exit_code}")
             }
             CallOutcome::Rejected { message, .. } => format!("refused: {message}"),
+            CallOutcome::Unrunnable { exit_code, message } => {
+                format!("not started, exit {exit_code}: {message}")
+            }
             CallOutcome::Error { message } => format!("not run: {message}"),
         }
     );

@@ -195,6 +195,11 @@ pub(super) fn render(entry: &Value) -> String {
         Some("ran") => format!("ran, exit {}", outcome["exit_code"]),
         Some("sandbox_denied") => format!("blocked by the sandbox, exit {}", outcome["exit_code"]),
         Some("rejected") => format!("refused: {}", text(&outcome["message"])),
+        Some("unrunnable") => format!(
+            "not started, exit {}: {}",
+            outcome["exit_code"],
+            text(&outcome["message"])
+        ),
         Some("error") => format!("not run: {}", text(&outcome["message"])),
         _ => "unknown".to_owned(),
     };
