@@ -77,7 +77,7 @@ pub struct ApplyPatchArgs {
     pub strict_auto_review: bool,
 
     /// Config override `dotted.key=value`; repeatable.
-    #[arg(short = 'c', long = "config", value_name = "KEY=VALUE")]
+    #[arg(short = 'c', long = "config", value_name = "KEY=VALUE", value_parser = crate::common::override_arg)]
     pub overrides: Vec<String>,
 
     /// The patch file; `-` or nothing reads stdin.

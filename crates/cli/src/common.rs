@@ -139,3 +139,21 @@ pub fn amendment_scope(amendment_file: &std::path::Path) -> String {
         amendment_file.display()
     )
 }
+
+/// The clap value parser of every `-c KEY=VALUE`: a malformed override is a usage error
+/// (exit 2, issue 17 item 3), never a refusal after start-up. The value is kept as given;
+/// the config loader parses it again when applying it.
+///
+/// # Errors
+/// The override has no `=`, an empty key segment or an unclosed quote; the message names
+/// the expected form `-c key=value`.
+pub(crate) fn override_arg(raw: &str) -> Result<String, String> {
+    match airlock_permissions::parse_override(raw) {
+        Ok(_) => Ok(raw.to_owned()),
+        Err(airlock_permissions::PermissionsError::InvalidOverride { reason, .. }) => Err(format!(
+            "{reason}; expected `-c key=value` (a dotted key, then `=`, then a TOML value or a \
+             string), e.g. -c approval_policy=never"
+        )),
+        Err(other) => Err(other.to_string()),
+    }
+}

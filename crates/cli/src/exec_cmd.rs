@@ -105,7 +105,7 @@ pub struct ExecArgs {
     justification: Option<String>,
 
     /// Config override `dotted.key=value` (value parsed as TOML, else a string); repeatable.
-    #[arg(short = 'c', long = "config", value_name = "KEY=VALUE")]
+    #[arg(short = 'c', long = "config", value_name = "KEY=VALUE", value_parser = crate::common::override_arg)]
     overrides: Vec<String>,
 
     /// `never` + `:danger-full-access`: no approval, no sandbox. Only for machines isolated

@@ -45,13 +45,14 @@ struct CheckArgs {
     #[arg(long)]
     resolve_host_executables: bool,
 
-    /// The command to evaluate. The first command token ends option parsing.
+    /// The command to evaluate (after `--`, or from the first token that is not an option).
+    /// The first command token ends option parsing; an unknown option before it is a usage
+    /// error (exit 2), never part of the command.
     #[arg(
         value_name = "COMMAND",
         required = true,
         num_args = 1..,
-        trailing_var_arg = true,
-        allow_hyphen_values = true
+        trailing_var_arg = true
     )]
     command: Vec<String>,
 }

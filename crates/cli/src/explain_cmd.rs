@@ -75,7 +75,7 @@ pub struct ExplainArgs {
     reviewer: Option<ReviewerArg>,
 
     /// Config override `dotted.key=value` (value parsed as TOML, else a string); repeatable.
-    #[arg(short = 'c', long = "config", value_name = "KEY=VALUE")]
+    #[arg(short = 'c', long = "config", value_name = "KEY=VALUE", value_parser = crate::common::override_arg)]
     overrides: Vec<String>,
 
     /// Print one JSON object instead of the report.

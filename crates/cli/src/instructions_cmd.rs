@@ -60,7 +60,7 @@ pub struct InstructionsArgs {
     features: Vec<FeatureArg>,
 
     /// Config override `dotted.key=value` (value parsed as TOML, else a string); repeatable.
-    #[arg(short = 'c', long = "config", value_name = "KEY=VALUE")]
+    #[arg(short = 'c', long = "config", value_name = "KEY=VALUE", value_parser = crate::common::override_arg)]
     overrides: Vec<String>,
 
     /// Print only what would be sent after this previous snapshot (JSON file: a snapshot, or the

@@ -70,7 +70,7 @@ struct OutsideArgs {
     cd: Option<PathBuf>,
 
     /// Config override `dotted.key=value`; repeatable.
-    #[arg(short = 'c', long = "config", value_name = "KEY=VALUE")]
+    #[arg(short = 'c', long = "config", value_name = "KEY=VALUE", value_parser = crate::common::override_arg)]
     overrides: Vec<String>,
 
     /// The paths to check (need not exist).
@@ -90,7 +90,7 @@ struct ShowArgs {
     cd: Option<PathBuf>,
 
     /// Config override `dotted.key=value` (value parsed as TOML, else a string); repeatable.
-    #[arg(short = 'c', long = "config", value_name = "KEY=VALUE")]
+    #[arg(short = 'c', long = "config", value_name = "KEY=VALUE", value_parser = crate::common::override_arg)]
     overrides: Vec<String>,
 
     /// Print the materialised `PermissionProfile` JSON instead of the summary.

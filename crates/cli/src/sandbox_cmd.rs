@@ -46,7 +46,7 @@ pub struct SandboxArgs {
     cd: Option<PathBuf>,
 
     /// Config override `dotted.key=value` (value parsed as TOML, else a string); repeatable.
-    #[arg(short = 'c', long = "config", value_name = "KEY=VALUE")]
+    #[arg(short = 'c', long = "config", value_name = "KEY=VALUE", value_parser = crate::common::override_arg)]
     overrides: Vec<String>,
 
     /// Use the legacy in-process Landlock sandbox instead of bubblewrap (read-only

@@ -1,0 +1,94 @@
+//! Issue 17, second new-user trial: one test per finding, each running the real `airlock`
+//! binary and checking the exact exit code and the key words of each message.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod exec_support;
+
+use std::process::Command;
+use std::process::Output;
+
+use exec_support::Dirs;
+use exec_support::airlock_bin;
+use exec_support::stderr;
+use exec_support::stdout;
+
+/// Runs `airlock ARGS` in the workspace with this `$AIRLOCK_HOME`, stdin closed.
+fn airlock(dirs: &Dirs, args: &[&str]) -> Output {
+    Command::new(airlock_bin())
+        .env_remove("LD_LIBRARY_PATH") // cargo's; writable in a /tmp checkout
+        .args(args)
+        .current_dir(&dirs.ws)
+        .env("AIRLOCK_HOME", &dirs.home)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap()
+}
+
+/// Finding 1: unknown keys in `[exec_policy]`, `[sandbox]` and `[shell_environment_policy]`
+/// warn, naming file, table and key and the closest known key; Codex's accepted-but-unused
+/// `experimental_use_profile` and the known keys stay quiet.
+#[test]
+fn unknown_keys_in_read_tables_warn_with_a_suggestion() {
+    let dirs = Dirs::new();
+    dirs.config(
+        "[exec_policy]\nallow_rules_bypass_sandox = false\n\
+         [sandbox]\nbwrapp_path = \"/usr/bin/bwrap\"\n\
+         [shell_environment_policy]\nignore_default_exclude = true\nfoo = 1\n\
+         experimental_use_profile = true\ninherit = \"core\"\n",
+    );
+    let output = dirs.exec(&["--", "true"]);
+    let err = stderr(&output);
+    assert_eq!(output.status.code(), Some(0), "{err}");
+    let config = dirs.home.join("config.toml").display().to_string();
+    for expected in [
+        "ignoring key `allow_rules_bypass_sandox` in [exec_policy]",
+        "did you mean allow_rules_bypass_sandbox?",
+        "ignoring key `bwrapp_path` in [sandbox]",
+        "did you mean bwrap_path?",
+        "ignoring key `ignore_default_exclude` in [shell_environment_policy]",
+        "did you mean ignore_default_excludes?",
+        "ignoring key `foo` in [shell_environment_policy]",
+    ] {
+        assert!(err.contains(expected), "missing {expected:?} in {err}");
+    }
+    assert!(err.contains(&config), "{err}");
+    assert!(!err.contains("experimental_use_profile"), "{err}");
+    assert!(!err.contains("`inherit`"), "{err}");
+    assert!(!err.contains("does not use: shell_environment_policy"), "{err}");
+}
+
+/// Finding 2: an unknown option before `--` or before the first command token of
+/// `execpolicy check` is a usage error naming it; Codex's `-r R git status` still works.
+#[test]
+fn execpolicy_check_rejects_unknown_options() {
+    let dirs = Dirs::new();
+    let rules = dirs.rules("d.rules", "prefix_rule(pattern=[\"git\", \"status\"], decision=\"allow\")\n");
+    let rules = rules.to_str().unwrap();
+    for args in [
+        vec!["execpolicy", "check", "-r", rules, "--prety", "--", "ls"],
+        vec!["execpolicy", "check", "--prety", "-r", rules, "--", "ls"],
+    ] {
+        let output = airlock(&dirs, &args);
+        let err = stderr(&output);
+        assert_eq!(output.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains("unexpected argument '--prety'"), "{err}");
+        assert!(stdout(&output).is_empty());
+    }
+    let output = airlock(&dirs, &["execpolicy", "check", "-r", rules, "git", "status", "--short"]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert!(stdout(&output).contains("\"decision\":\"allow\""), "{}", stdout(&output));
+}
+
+/// Finding 3: a malformed `-c` is a usage error (exit 2) naming the expected form.
+#[test]
+fn malformed_config_override_is_a_usage_error() {
+    let dirs = Dirs::new();
+    for sub in [vec!["exec"], vec!["explain"], vec!["sandbox"]] {
+        let mut args = sub.clone();
+        args.extend(["-c", "foo", "--", "true"]);
+        let output = airlock(&dirs, &args);
+        let err = stderr(&output);
+        assert_eq!(output.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains("missing `=`") && err.contains("-c key=value"), "{err}");
+    }
+}
