@@ -411,7 +411,17 @@ async fn run_exec(args: ExecArgs) -> Result<Finished, Refusal> {
         network_enabled,
         approval_policy,
     );
-    let finished = finish(outcome.result, outcome.record);
+    let mut finished = finish(outcome.result, outcome.record);
+    if reviewer == ApprovalsReviewer::User
+        && !interactive
+        && let Some(message) = &mut finished.message
+        && message.starts_with(airlock_approval::NO_REVIEWER_AVAILABLE)
+        && let Some(why) = front_end::no_terminal_explanation()
+    {
+        message.push('\n');
+        message.push_str(&why);
+        finished.multiline = true;
+    }
     for hint in hints {
         eprintln!("airlock: hint: {hint}");
     }

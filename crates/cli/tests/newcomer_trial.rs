@@ -92,3 +92,35 @@ fn malformed_config_override_is_a_usage_error() {
         assert!(err.contains("missing `=`") && err.contains("-c key=value"), "{err}");
     }
 }
+
+/// Finding 4: without a terminal, the refusal names the cause and the ways forward, and
+/// `explain --from-log` says "no reviewer available", not "denied by config".
+#[test]
+fn no_reviewer_names_the_missing_terminal() {
+    let dirs = Dirs::new();
+    dirs.config("");
+    let output = dirs.exec(&["-a", "untrusted", "--", "touch", "x"]);
+    let err = stderr(&output);
+    assert_eq!(output.status.code(), Some(125), "{err}");
+    for expected in [
+        "approval required but no reviewer is available",
+        "no terminal to ask on: stdin is not a terminal",
+        "run it in a terminal",
+        "[hooks]",
+        "[auto_review]",
+        "allow rule",
+        "-a never",
+    ] {
+        assert!(err.contains(expected), "missing {expected:?} in {err}");
+    }
+    assert!(!dirs.ws.join("x").exists());
+    let audit = dirs.audit();
+    let record = audit.last().unwrap();
+    assert_eq!(record["approvals"][0]["source"], "config");
+    let id = record["call_id"].as_str().unwrap();
+    let explained = airlock(&dirs, &["explain", "--from-log", id]);
+    let text = stdout(&explained);
+    assert_eq!(explained.status.code(), Some(0), "{}", stderr(&explained));
+    assert!(text.contains("first: denied — no reviewer available"), "{text}");
+    assert!(!text.contains("denied by config"), "{text}");
+}
