@@ -124,3 +124,39 @@ fn no_reviewer_names_the_missing_terminal() {
     assert!(text.contains("first: denied — no reviewer available"), "{text}");
     assert!(!text.contains("denied by config"), "{text}");
 }
+
+/// Finding 5: one broken rules file keeps the policy unavailable (the allow rule of the
+/// good file does not apply: approval needed), but a `forbidden` rule of the file that
+/// loaded still refuses its command, naming the rule and the failed file.
+#[test]
+fn broken_rules_file_keeps_forbidden_rules_of_the_others() {
+    let dirs = Dirs::new();
+    dirs.config("");
+    let good = dirs.rules(
+        "good.rules",
+        "prefix_rule(pattern=[\"rm\"], decision=\"forbidden\", justification=\"no deleting\")\n\
+         prefix_rule(pattern=[\"ls\"], decision=\"allow\")\n",
+    );
+    let broken = dirs.rules("broken.rules", "prefix_rule(pattern=[\"x\"], decision=\"allo\")\n");
+    let (good, broken) = (good.to_str().unwrap(), broken.to_str().unwrap());
+    std::fs::write(dirs.ws.join("keep"), "").unwrap();
+    let output = dirs.exec(&["-r", good, "-r", broken, "--", "rm", "-f", "keep"]);
+    let err = stderr(&output);
+    assert_eq!(output.status.code(), Some(125), "{err}");
+    assert!(err.contains("exec policy unavailable"), "{err}");
+    assert!(err.contains("broken.rules"), "{err}");
+    assert!(err.contains("rejected: no deleting"), "{err}");
+    assert!(err.contains("forbidden by rule [\"rm\"]"), "{err}");
+    assert!(err.contains("another rules file failed to load"), "{err}");
+    assert!(!err.contains("no reviewer is available"), "{err}");
+    assert!(dirs.ws.join("keep").exists());
+    // The allow rule of the good file does not apply: the command needs approval.
+    let output = dirs.exec(&["-r", good, "-r", broken, "--", "ls"]);
+    let err = stderr(&output);
+    assert_eq!(output.status.code(), Some(125), "{err}");
+    assert!(err.contains("approval required but no reviewer is available"), "{err}");
+    // explain agrees.
+    let explained = airlock(&dirs, &["explain", "-r", good, "-r", broken, "--", "rm", "x"]);
+    let text = stdout(&explained);
+    assert!(text.contains("UNAVAILABLE") && text.contains("requirement: forbidden"), "{text}");
+}
