@@ -62,7 +62,19 @@ pub fn run(args: ExecpolicyArgs) -> ExitCode {
     match args.command {
         ExecpolicyCommand::Check(check) => match run_check(&check) {
             Ok(()) => ExitCode::SUCCESS,
-            Err(error) => crate::report_error(&error),
+            Err(error) => {
+                let code = crate::report_error(&error);
+                // Codex's text above keeps its Rust debug form of the rule; say it for a
+                // person too: the rule as written and where its call is (issue 17).
+                if let Some(parse) = error
+                    .chain()
+                    .find_map(|cause| cause.downcast_ref::<airlock_execpolicy::ParseError>())
+                    && let airlock_execpolicy::ParseError::Example(_) = parse
+                {
+                    eprintln!("note: {}", parse.for_people());
+                }
+                code
+            }
         },
     }
 }

@@ -160,3 +160,39 @@ fn broken_rules_file_keeps_forbidden_rules_of_the_others() {
     let text = stdout(&explained);
     assert!(text.contains("UNAVAILABLE") && text.contains("requirement: forbidden"), "{text}");
 }
+
+/// Finding 6: a failing `match=` / `not_match=` example names the rule as written and the
+/// `file:line` of its `prefix_rule` call, in `execpolicy check` (after Codex's own text)
+/// and in the warning of `exec`.
+#[test]
+fn failing_examples_show_the_rule_as_written_with_its_line() {
+    let dirs = Dirs::new();
+    dirs.config("");
+    let matching = dirs.rules(
+        "m.rules",
+        "# comment\n\nprefix_rule(\n    pattern=[\"git\", \"push\"],\n    decision=\"prompt\",\n    match=[[\"git\", \"pull\"]],\n)\n",
+    );
+    // A variable makes the file go through Starlark instead of the literal fast path.
+    let not_matching = dirs.rules(
+        "n.rules",
+        "x = [\"git\"]\nprefix_rule(pattern=x, decision=\"prompt\",\n  not_match=[\"git status\"])\n",
+    );
+    let (m, n) = (matching.to_str().unwrap(), not_matching.to_str().unwrap());
+    let output = airlock(&dirs, &["execpolicy", "check", "-r", m, "--", "ls"]);
+    let err = stderr(&output);
+    assert_eq!(output.status.code(), Some(1), "{err}");
+    assert!(err.contains(&format!("note: {m}:3: a `match` example matches none")), "{err}");
+    assert!(err.contains("`git pull`"), "{err}");
+    assert!(err.contains("prefix_rule(pattern=[\"git\", \"push\"], decision=\"prompt\")"), "{err}");
+    let output = airlock(&dirs, &["execpolicy", "check", "-r", n, "--", "ls"]);
+    let err = stderr(&output);
+    assert_eq!(output.status.code(), Some(1), "{err}");
+    assert!(err.contains(&format!("note: {n}:2: a `not_match` example matches its rule: `git status`")), "{err}");
+    assert!(err.contains("prefix_rule(pattern=[\"git\"], decision=\"prompt\")"), "{err}");
+    let output = dirs.exec(&["-r", n, "--", "true"]);
+    let err = stderr(&output);
+    assert_eq!(output.status.code(), Some(125), "{err}");
+    assert!(err.contains(&format!("{n}:2: a `not_match` example")), "{err}");
+    let warning = err.lines().find(|line| line.contains("exec policy unavailable")).unwrap();
+    assert!(!warning.contains("PrefixRuleMatch {"), "{warning}");
+}

@@ -32,6 +32,10 @@ pub enum RuleError {
         rule: String,
         /// The example, shell-quoted.
         example: String,
+        /// The rule that matched, as a rules file spells it, for [`RuleError::for_people`].
+        shown: String,
+        /// `file:line` of the `prefix_rule` call, when known.
+        at: Option<String>,
     },
     /// Some `match` examples matched no rule of their call.
     #[error(
@@ -45,6 +49,8 @@ pub enum RuleError {
         /// The same rules as a rules file spells them (`prefix_rule(pattern=[...], ...)`),
         /// for [`RuleError::for_people`].
         shown: Vec<String>,
+        /// `file:line` of the `prefix_rule` call, when known.
+        at: Option<String>,
     },
 }
 
@@ -55,10 +61,17 @@ impl RuleError {
     #[must_use]
     pub fn for_people(&self) -> String {
         match self {
-            Self::ExamplesDidNotMatch {
-                examples, shown, ..
+            Self::ExampleDidMatch {
+                example, shown, at, ..
             } => format!(
-                "a `match` example matches none of the rules of its call: {}; the rule{}: {}; fix the example or the pattern",
+                "{}a `not_match` example matches its rule: `{example}`; the rule is: {shown}; fix the example or the pattern",
+                at.as_ref().map(|at| format!("{at}: ")).unwrap_or_default()
+            ),
+            Self::ExamplesDidNotMatch {
+                examples, shown, at, ..
+            } => format!(
+                "{}a `match` example matches none of the rules of its call: {}; the rule{}: {}; fix the example or the pattern",
+                at.as_ref().map(|at| format!("{at}: ")).unwrap_or_default(),
                 examples
                     .iter()
                     .map(|example| format!("`{example}`"))
