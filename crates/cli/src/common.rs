@@ -157,3 +157,34 @@ pub(crate) fn override_arg(raw: &str) -> Result<String, String> {
         Err(other) => Err(other.to_string()),
     }
 }
+
+/// The warning when the running `airlock` executable lies inside a writable root of
+/// `profile` (materialised) from `cwd`: `airlock` is its own sandbox helper, so a confined
+/// command could replace it and every later run would be unconfined (the same class as a
+/// `bwrap` found on a writable PATH). Only a warning: a demo build under the clone (perhaps
+/// under `/tmp`) must still run. `None` when the profile has no Airlock sandbox or the
+/// executable is outside every writable root.
+pub(crate) fn executable_inside_writable_root(
+    profile: &airlock_permissions::PermissionProfile,
+    cwd: &Path,
+) -> Option<String> {
+    let policy = airlock_permissions::file_system_sandbox_policy(profile);
+    if policy.kind != airlock_protocol::FileSystemSandboxKind::Restricted
+        || !matches!(profile, airlock_permissions::PermissionProfile::Managed { .. })
+    {
+        return None;
+    }
+    let exe = std::env::current_exe().ok()?;
+    let resolved = std::fs::canonicalize(&exe).unwrap_or_else(|_| exe.clone());
+    let root = airlock_linux_sandbox::bwrap_path::writable_roots(&policy, cwd)
+        .into_iter()
+        .find(|root| exe.starts_with(root) || resolved.starts_with(root))?;
+    Some(format!(
+        "the airlock executable {} lies inside the writable root {} of this profile: a confined \
+         command can replace it, and every later run would be unconfined; install it outside \
+         (e.g. `cargo install --path crates/cli --root /usr/local`, or copy it to /usr/local/bin) \
+         and run it from there",
+        resolved.display(),
+        root.display()
+    ))
+}

@@ -375,6 +375,11 @@ async fn run_exec(args: ExecArgs) -> Result<Finished, Refusal> {
     for warning in selected.warnings.iter().chain(session.warnings()) {
         eprintln!("airlock: warning: {warning}");
     }
+    if let Some(warning) =
+        crate::common::executable_inside_writable_root(&selected.materialized(), &cwd)
+    {
+        eprintln!("airlock: warning: {warning}");
+    }
     let answering = tokio::spawn(front_end::serve(
         std::sync::Arc::downgrade(session.approvals()),
         events_rx,

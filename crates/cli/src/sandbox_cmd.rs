@@ -91,6 +91,11 @@ fn run_sandbox(args: SandboxArgs) -> anyhow::Result<i32> {
     for warning in &selected.warnings {
         eprintln!("warning: {warning}");
     }
+    if let Some(warning) =
+        crate::common::executable_inside_writable_root(&selected.materialized(), &cwd)
+    {
+        eprintln!("warning: {warning}");
+    }
     let env = ShellEnvironmentPolicy::from_config(&config.table)?.apply(std::env::vars_os());
     let profile = selected.materialized();
     match profile {

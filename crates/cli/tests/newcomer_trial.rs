@@ -196,3 +196,50 @@ fn failing_examples_show_the_rule_as_written_with_its_line() {
     let warning = err.lines().find(|line| line.contains("exec policy unavailable")).unwrap();
     assert!(!warning.contains("PrefixRuleMatch {"), "{warning}");
 }
+
+/// Finding 7: an `airlock` executable inside a writable root of the profile in use gets one
+/// warning line from `exec` and `sandbox` (naming the path and the fix; the command still
+/// runs), and `doctor` exits 1 because that check FAILs.
+#[test]
+fn executable_inside_a_writable_root_is_warned_about() {
+    let dirs = Dirs::new();
+    dirs.config("");
+    let copy = dirs.ws.join("airlock");
+    if std::fs::hard_link(airlock_bin(), &copy).is_err() {
+        std::fs::copy(airlock_bin(), &copy).unwrap();
+    }
+    let run = |args: &[&str]| {
+        Command::new(&copy)
+            .env_remove("LD_LIBRARY_PATH")
+            .args(args)
+            .current_dir(&dirs.ws)
+            .env("AIRLOCK_HOME", &dirs.home)
+            .stdin(std::process::Stdio::null())
+            .output()
+            .unwrap()
+    };
+    for args in [vec!["exec", "--", "true"], vec!["sandbox", "--", "true"]] {
+        let output = run(&args);
+        let err = stderr(&output);
+        assert_eq!(output.status.code(), Some(0), "{args:?}: {err}");
+        let warnings: Vec<&str> = err
+            .lines()
+            .filter(|line| line.contains("lies inside the writable root"))
+            .collect();
+        assert_eq!(warnings.len(), 1, "{args:?}: {err}");
+        assert!(warnings[0].contains(&format!("airlock executable {}", copy.canonicalize().unwrap().display())), "{err}");
+        assert!(warnings[0].contains("cargo install --path crates/cli --root /usr/local"), "{err}");
+        assert!(warnings[0].contains("/usr/local/bin"), "{err}");
+    }
+    let doctor = run(&["doctor"]);
+    let out = stdout(&doctor);
+    assert_eq!(doctor.status.code(), Some(1), "{out}");
+    assert!(out.contains("FAIL airlock executable outside the writable roots"), "{out}");
+    // The real binary, outside every writable root of this workspace: no warning.
+    let output = dirs.exec(&["--", "true"]);
+    assert_eq!(output.status.code(), Some(0));
+    if exec_support::outside::writable_under_workspace(&dirs.ws, &airlock_bin()) {
+        return; // a checkout under /tmp: the test binary itself is inside a writable root
+    }
+    assert!(!stderr(&output).contains("lies inside the writable root"), "{}", stderr(&output));
+}
