@@ -135,6 +135,10 @@ fn run_instructions(args: &InstructionsArgs) -> anyhow::Result<()> {
         // A closed stderr must not turn a successful run into a failure.
         let _ = writeln!(stderr, "warning: {warning}");
     }
+    if let Err(refusal) = crate::common::refuse_root_workspace(&cwd, selected.symbolic()) {
+        // `exec` and `sandbox` refuse to run here; say so instead of looking fine.
+        let _ = writeln!(stderr, "warning: `airlock exec` and `airlock sandbox` refuse to run here: {refusal}");
+    }
     let approval_policy = match args.approval {
         Some(PolicyArg::Untrusted) => AskForApproval::UnlessTrusted,
         Some(PolicyArg::OnRequest | PolicyArg::OnFailure) => AskForApproval::OnRequest,

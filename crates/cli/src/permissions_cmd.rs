@@ -149,6 +149,10 @@ fn run_show(args: &ShowArgs) -> anyhow::Result<()> {
         // A closed stderr must not turn a successful show into a failure.
         let _ = writeln!(stderr, "warning: {warning}");
     }
+    if let Err(refusal) = crate::common::refuse_root_workspace(&cwd, selected.symbolic()) {
+        // `exec` and `sandbox` refuse to run here; say so instead of looking fine.
+        let _ = writeln!(stderr, "warning: `airlock exec` and `airlock sandbox` refuse to run here: {refusal}");
+    }
     let profile = selected.materialized();
     let text = if args.json {
         let shown = with_git_locations(&profile, &cwd);
