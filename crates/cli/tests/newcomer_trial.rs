@@ -243,3 +243,130 @@ fn executable_inside_a_writable_root_is_warned_about() {
     }
     assert!(!stderr(&output).contains("lies inside the writable root"), "{}", stderr(&output));
 }
+
+/// Runs `airlock ARGS` in `cwd` with this `$AIRLOCK_HOME`, stdin closed.
+fn airlock_in(dirs: &Dirs, cwd: &std::path::Path, args: &[&str]) -> Output {
+    Command::new(airlock_bin())
+        .env_remove("LD_LIBRARY_PATH")
+        .args(args)
+        .current_dir(cwd)
+        .env("AIRLOCK_HOME", &dirs.home)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap()
+}
+
+/// Finding 8a: `explain` takes `exec`'s options (strict review and `--yolo` change the
+/// report; `--justification` and `-v` change nothing) and refuses what `exec` refuses
+/// (`with_additional_permissions`).
+#[test]
+fn explain_takes_the_options_of_exec() {
+    let dirs = Dirs::new();
+    dirs.config("");
+    let output = airlock(
+        &dirs,
+        &["explain", "--strict-auto-review", "--justification", "why", "-v", "--reviewer", "auto_review", "--", "ls"],
+    );
+    let text = stdout(&output);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert!(text.contains("reviewer: auto_review"), "{text}");
+    let plain = stdout(&airlock(&dirs, &["explain", "--reviewer", "auto_review", "--", "ls"]));
+    assert!(plain.contains("reviewer: none"), "{plain}");
+    let output = airlock(&dirs, &["explain", "--yolo", "--", "touch", "x"]);
+    let text = stdout(&output);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert!(text.contains("approval never") && text.contains(":danger-full-access"), "{text}");
+    for sub in ["exec", "explain"] {
+        let output = airlock(&dirs, &[sub, "--sandbox-permissions", "with_additional_permissions", "--", "ls"]);
+        assert_eq!(output.status.code(), Some(2), "{sub}: {}", stderr(&output));
+        assert!(stderr(&output).contains("with_additional_permissions"), "{}", stderr(&output));
+    }
+}
+
+/// Finding 8b: the README's `config.toml` example loads with the real loaders: no warning,
+/// its profile selected, its hook routed to.
+#[test]
+fn readme_config_example_loads() {
+    let readme =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../README.md")).unwrap();
+    let block = readme
+        .split("```toml\n")
+        .nth(1)
+        .and_then(|rest| rest.split("```").next())
+        .expect("README has a ```toml block");
+    assert!(block.contains("[permissions.dev]") && block.contains("[exec_policy]"), "{block}");
+    let dirs = Dirs::new();
+    std::fs::write(dirs.home.join("config.toml"), block).unwrap();
+    let show = airlock(&dirs, &["permissions", "show"]);
+    let (out, err) = (stdout(&show), stderr(&show));
+    assert_eq!(show.status.code(), Some(0), "{err}");
+    assert!(!err.contains("warning"), "{err}");
+    assert!(out.contains("profile: dev (extends :workspace)"), "{out}");
+    assert!(out.contains("deny ") && out.contains(".ssh"), "{out}");
+    let explained = airlock(&dirs, &["explain", "-a", "untrusted", "--", "touch", "x"]);
+    let (out, err) = (stdout(&explained), stderr(&explained));
+    assert_eq!(explained.status.code(), Some(0), "{err}");
+    assert!(!err.contains("warning"), "{err}");
+    assert!(out.contains("reviewer: hook"), "{out}");
+}
+
+/// Finding 8c: the audit log and its folder are private to the user.
+#[test]
+fn audit_log_is_private() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let dirs = Dirs::new();
+    dirs.config("");
+    let output = dirs.exec(&["--", "true"]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let mode = |path: std::path::PathBuf| std::fs::metadata(path).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode(dirs.home.join("log")), 0o700);
+    assert_eq!(mode(dirs.home.join("log/audit.jsonl")), 0o600);
+    // A log left readable by an older version is tightened on the next call.
+    std::fs::set_permissions(dirs.home.join("log/audit.jsonl"), std::fs::Permissions::from_mode(0o644)).unwrap();
+    std::fs::set_permissions(dirs.home.join("log"), std::fs::Permissions::from_mode(0o755)).unwrap();
+    assert_eq!(dirs.exec(&["--", "true"]).status.code(), Some(0));
+    assert_eq!(mode(dirs.home.join("log")), 0o700);
+    assert_eq!(mode(dirs.home.join("log/audit.jsonl")), 0o600);
+    assert_eq!(dirs.audit().len(), 2);
+}
+
+/// Finding 8d: the `.git` hint names the git command that failed, not `git commit`.
+#[test]
+fn git_hint_names_the_failed_command() {
+    let dirs = Dirs::new();
+    dirs.config("");
+    std::fs::create_dir_all(dirs.ws.join(".git")).unwrap();
+    let output = dirs.exec(&["--", "git", "init"]);
+    let err = stderr(&output);
+    assert_eq!(output.status.code(), Some(128), "{err}");
+    assert!(err.contains("hint: `.git` is read-only inside the sandbox"), "{err}");
+    assert!(err.contains("prefix_rule(pattern=[\"git\", \"init\"], decision=\"allow\")"), "{err}");
+    assert!(!err.contains("\"commit\""), "{err}");
+}
+
+/// Finding 8e: at `/`, `explain` reports the refusal `exec` makes (same reason),
+/// `permissions show` and `instructions` warn on stderr.
+#[test]
+fn filesystem_root_is_reported_everywhere() {
+    let dirs = Dirs::new();
+    dirs.config("");
+    let root = std::path::Path::new("/");
+    let exec = airlock_in(&dirs, root, &["exec", "--", "ls"]);
+    assert_eq!(exec.status.code(), Some(125));
+    let reason = "the working directory is /, the filesystem root";
+    assert!(stderr(&exec).contains(reason), "{}", stderr(&exec));
+    let explained = airlock_in(&dirs, root, &["explain", "--", "ls"]);
+    let text = stdout(&explained);
+    assert_eq!(explained.status.code(), Some(0), "{}", stderr(&explained));
+    assert!(text.contains("requirement: forbidden"), "{text}");
+    assert!(text.contains(reason), "{text}");
+    assert!(text.contains("first attempt: nothing runs"), "{text}");
+    for args in [vec!["permissions", "show"], vec!["instructions"]] {
+        let output = airlock_in(&dirs, root, &args);
+        assert_eq!(output.status.code(), Some(0), "{args:?}: {}", stderr(&output));
+        assert!(!stdout(&output).is_empty());
+        let err = stderr(&output);
+        assert!(err.contains("warning: `airlock exec` and `airlock sandbox` refuse to run here"), "{err}");
+        assert!(err.contains(reason), "{err}");
+    }
+}
