@@ -170,7 +170,10 @@ pub(crate) fn executable_inside_writable_root(
 ) -> Option<String> {
     let policy = airlock_permissions::file_system_sandbox_policy(profile);
     if policy.kind != airlock_protocol::FileSystemSandboxKind::Restricted
-        || !matches!(profile, airlock_permissions::PermissionProfile::Managed { .. })
+        || !matches!(
+            profile,
+            airlock_permissions::PermissionProfile::Managed { .. }
+        )
     {
         return None;
     }

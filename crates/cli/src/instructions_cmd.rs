@@ -137,7 +137,10 @@ fn run_instructions(args: &InstructionsArgs) -> anyhow::Result<()> {
     }
     if let Err(refusal) = crate::common::refuse_root_workspace(&cwd, selected.symbolic()) {
         // `exec` and `sandbox` refuse to run here; say so instead of looking fine.
-        let _ = writeln!(stderr, "warning: `airlock exec` and `airlock sandbox` refuse to run here: {refusal}");
+        let _ = writeln!(
+            stderr,
+            "warning: `airlock exec` and `airlock sandbox` refuse to run here: {refusal}"
+        );
     }
     let approval_policy = match args.approval {
         Some(PolicyArg::Untrusted) => AskForApproval::UnlessTrusted,

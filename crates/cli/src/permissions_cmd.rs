@@ -151,7 +151,10 @@ fn run_show(args: &ShowArgs) -> anyhow::Result<()> {
     }
     if let Err(refusal) = crate::common::refuse_root_workspace(&cwd, selected.symbolic()) {
         // `exec` and `sandbox` refuse to run here; say so instead of looking fine.
-        let _ = writeln!(stderr, "warning: `airlock exec` and `airlock sandbox` refuse to run here: {refusal}");
+        let _ = writeln!(
+            stderr,
+            "warning: `airlock exec` and `airlock sandbox` refuse to run here: {refusal}"
+        );
     }
     let profile = selected.materialized();
     let text = if args.json {

@@ -54,7 +54,10 @@ fn unknown_keys_in_read_tables_warn_with_a_suggestion() {
     assert!(err.contains(&config), "{err}");
     assert!(!err.contains("experimental_use_profile"), "{err}");
     assert!(!err.contains("`inherit`"), "{err}");
-    assert!(!err.contains("does not use: shell_environment_policy"), "{err}");
+    assert!(
+        !err.contains("does not use: shell_environment_policy"),
+        "{err}"
+    );
 }
 
 /// Finding 2: an unknown option before `--` or before the first command token of
@@ -62,7 +65,10 @@ fn unknown_keys_in_read_tables_warn_with_a_suggestion() {
 #[test]
 fn execpolicy_check_rejects_unknown_options() {
     let dirs = Dirs::new();
-    let rules = dirs.rules("d.rules", "prefix_rule(pattern=[\"git\", \"status\"], decision=\"allow\")\n");
+    let rules = dirs.rules(
+        "d.rules",
+        "prefix_rule(pattern=[\"git\", \"status\"], decision=\"allow\")\n",
+    );
     let rules = rules.to_str().unwrap();
     for args in [
         vec!["execpolicy", "check", "-r", rules, "--prety", "--", "ls"],
@@ -74,9 +80,24 @@ fn execpolicy_check_rejects_unknown_options() {
         assert!(err.contains("unexpected argument '--prety'"), "{err}");
         assert!(stdout(&output).is_empty());
     }
-    let output = airlock(&dirs, &["execpolicy", "check", "-r", rules, "git", "status", "--short"]);
+    let output = airlock(
+        &dirs,
+        &[
+            "execpolicy",
+            "check",
+            "-r",
+            rules,
+            "git",
+            "status",
+            "--short",
+        ],
+    );
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
-    assert!(stdout(&output).contains("\"decision\":\"allow\""), "{}", stdout(&output));
+    assert!(
+        stdout(&output).contains("\"decision\":\"allow\""),
+        "{}",
+        stdout(&output)
+    );
 }
 
 /// Finding 3: a malformed `-c` is a usage error (exit 2) naming the expected form.
@@ -89,7 +110,10 @@ fn malformed_config_override_is_a_usage_error() {
         let output = airlock(&dirs, &args);
         let err = stderr(&output);
         assert_eq!(output.status.code(), Some(2), "{args:?}: {err}");
-        assert!(err.contains("missing `=`") && err.contains("-c key=value"), "{err}");
+        assert!(
+            err.contains("missing `=`") && err.contains("-c key=value"),
+            "{err}"
+        );
     }
 }
 
@@ -121,7 +145,10 @@ fn no_reviewer_names_the_missing_terminal() {
     let explained = airlock(&dirs, &["explain", "--from-log", id]);
     let text = stdout(&explained);
     assert_eq!(explained.status.code(), Some(0), "{}", stderr(&explained));
-    assert!(text.contains("first: denied — no reviewer available"), "{text}");
+    assert!(
+        text.contains("first: denied — no reviewer available"),
+        "{text}"
+    );
     assert!(!text.contains("denied by config"), "{text}");
 }
 
@@ -137,7 +164,10 @@ fn broken_rules_file_keeps_forbidden_rules_of_the_others() {
         "prefix_rule(pattern=[\"rm\"], decision=\"forbidden\", justification=\"no deleting\")\n\
          prefix_rule(pattern=[\"ls\"], decision=\"allow\")\n",
     );
-    let broken = dirs.rules("broken.rules", "prefix_rule(pattern=[\"x\"], decision=\"allo\")\n");
+    let broken = dirs.rules(
+        "broken.rules",
+        "prefix_rule(pattern=[\"x\"], decision=\"allo\")\n",
+    );
     let (good, broken) = (good.to_str().unwrap(), broken.to_str().unwrap());
     std::fs::write(dirs.ws.join("keep"), "").unwrap();
     let output = dirs.exec(&["-r", good, "-r", broken, "--", "rm", "-f", "keep"]);
@@ -154,11 +184,20 @@ fn broken_rules_file_keeps_forbidden_rules_of_the_others() {
     let output = dirs.exec(&["-r", good, "-r", broken, "--", "ls"]);
     let err = stderr(&output);
     assert_eq!(output.status.code(), Some(125), "{err}");
-    assert!(err.contains("approval required but no reviewer is available"), "{err}");
+    assert!(
+        err.contains("approval required but no reviewer is available"),
+        "{err}"
+    );
     // explain agrees.
-    let explained = airlock(&dirs, &["explain", "-r", good, "-r", broken, "--", "rm", "x"]);
+    let explained = airlock(
+        &dirs,
+        &["explain", "-r", good, "-r", broken, "--", "rm", "x"],
+    );
     let text = stdout(&explained);
-    assert!(text.contains("UNAVAILABLE") && text.contains("requirement: forbidden"), "{text}");
+    assert!(
+        text.contains("UNAVAILABLE") && text.contains("requirement: forbidden"),
+        "{text}"
+    );
 }
 
 /// Finding 6: a failing `match=` / `not_match=` example names the rule as written and the
@@ -181,19 +220,39 @@ fn failing_examples_show_the_rule_as_written_with_its_line() {
     let output = airlock(&dirs, &["execpolicy", "check", "-r", m, "--", "ls"]);
     let err = stderr(&output);
     assert_eq!(output.status.code(), Some(1), "{err}");
-    assert!(err.contains(&format!("note: {m}:3: a `match` example matches none")), "{err}");
+    assert!(
+        err.contains(&format!("note: {m}:3: a `match` example matches none")),
+        "{err}"
+    );
     assert!(err.contains("`git pull`"), "{err}");
-    assert!(err.contains("prefix_rule(pattern=[\"git\", \"push\"], decision=\"prompt\")"), "{err}");
+    assert!(
+        err.contains("prefix_rule(pattern=[\"git\", \"push\"], decision=\"prompt\")"),
+        "{err}"
+    );
     let output = airlock(&dirs, &["execpolicy", "check", "-r", n, "--", "ls"]);
     let err = stderr(&output);
     assert_eq!(output.status.code(), Some(1), "{err}");
-    assert!(err.contains(&format!("note: {n}:2: a `not_match` example matches its rule: `git status`")), "{err}");
-    assert!(err.contains("prefix_rule(pattern=[\"git\"], decision=\"prompt\")"), "{err}");
+    assert!(
+        err.contains(&format!(
+            "note: {n}:2: a `not_match` example matches its rule: `git status`"
+        )),
+        "{err}"
+    );
+    assert!(
+        err.contains("prefix_rule(pattern=[\"git\"], decision=\"prompt\")"),
+        "{err}"
+    );
     let output = dirs.exec(&["-r", n, "--", "true"]);
     let err = stderr(&output);
     assert_eq!(output.status.code(), Some(125), "{err}");
-    assert!(err.contains(&format!("{n}:2: a `not_match` example")), "{err}");
-    let warning = err.lines().find(|line| line.contains("exec policy unavailable")).unwrap();
+    assert!(
+        err.contains(&format!("{n}:2: a `not_match` example")),
+        "{err}"
+    );
+    let warning = err
+        .lines()
+        .find(|line| line.contains("exec policy unavailable"))
+        .unwrap();
     assert!(!warning.contains("PrefixRuleMatch {"), "{warning}");
 }
 
@@ -227,21 +286,37 @@ fn executable_inside_a_writable_root_is_warned_about() {
             .filter(|line| line.contains("lies inside the writable root"))
             .collect();
         assert_eq!(warnings.len(), 1, "{args:?}: {err}");
-        assert!(warnings[0].contains(&format!("airlock executable {}", copy.canonicalize().unwrap().display())), "{err}");
-        assert!(warnings[0].contains("cargo install --path crates/cli --root /usr/local"), "{err}");
+        assert!(
+            warnings[0].contains(&format!(
+                "airlock executable {}",
+                copy.canonicalize().unwrap().display()
+            )),
+            "{err}"
+        );
+        assert!(
+            warnings[0].contains("cargo install --path crates/cli --root /usr/local"),
+            "{err}"
+        );
         assert!(warnings[0].contains("/usr/local/bin"), "{err}");
     }
     let doctor = run(&["doctor"]);
     let out = stdout(&doctor);
     assert_eq!(doctor.status.code(), Some(1), "{out}");
-    assert!(out.contains("FAIL airlock executable outside the writable roots"), "{out}");
+    assert!(
+        out.contains("FAIL airlock executable outside the writable roots"),
+        "{out}"
+    );
     // The real binary, outside every writable root of this workspace: no warning.
     let output = dirs.exec(&["--", "true"]);
     assert_eq!(output.status.code(), Some(0));
     if exec_support::outside::writable_under_workspace(&dirs.ws, &airlock_bin()) {
         return; // a checkout under /tmp: the test binary itself is inside a writable root
     }
-    assert!(!stderr(&output).contains("lies inside the writable root"), "{}", stderr(&output));
+    assert!(
+        !stderr(&output).contains("lies inside the writable root"),
+        "{}",
+        stderr(&output)
+    );
 }
 
 /// Runs `airlock ARGS` in `cwd` with this `$AIRLOCK_HOME`, stdin closed.
@@ -265,21 +340,50 @@ fn explain_takes_the_options_of_exec() {
     dirs.config("");
     let output = airlock(
         &dirs,
-        &["explain", "--strict-auto-review", "--justification", "why", "-v", "--reviewer", "auto_review", "--", "ls"],
+        &[
+            "explain",
+            "--strict-auto-review",
+            "--justification",
+            "why",
+            "-v",
+            "--reviewer",
+            "auto_review",
+            "--",
+            "ls",
+        ],
     );
     let text = stdout(&output);
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     assert!(text.contains("reviewer: auto_review"), "{text}");
-    let plain = stdout(&airlock(&dirs, &["explain", "--reviewer", "auto_review", "--", "ls"]));
+    let plain = stdout(&airlock(
+        &dirs,
+        &["explain", "--reviewer", "auto_review", "--", "ls"],
+    ));
     assert!(plain.contains("reviewer: none"), "{plain}");
     let output = airlock(&dirs, &["explain", "--yolo", "--", "touch", "x"]);
     let text = stdout(&output);
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
-    assert!(text.contains("approval never") && text.contains(":danger-full-access"), "{text}");
+    assert!(
+        text.contains("approval never") && text.contains(":danger-full-access"),
+        "{text}"
+    );
     for sub in ["exec", "explain"] {
-        let output = airlock(&dirs, &[sub, "--sandbox-permissions", "with_additional_permissions", "--", "ls"]);
+        let output = airlock(
+            &dirs,
+            &[
+                sub,
+                "--sandbox-permissions",
+                "with_additional_permissions",
+                "--",
+                "ls",
+            ],
+        );
         assert_eq!(output.status.code(), Some(2), "{sub}: {}", stderr(&output));
-        assert!(stderr(&output).contains("with_additional_permissions"), "{}", stderr(&output));
+        assert!(
+            stderr(&output).contains("with_additional_permissions"),
+            "{}",
+            stderr(&output)
+        );
     }
 }
 
@@ -294,7 +398,10 @@ fn readme_config_example_loads() {
         .nth(1)
         .and_then(|rest| rest.split("```").next())
         .expect("README has a ```toml block");
-    assert!(block.contains("[permissions.dev]") && block.contains("[exec_policy]"), "{block}");
+    assert!(
+        block.contains("[permissions.dev]") && block.contains("[exec_policy]"),
+        "{block}"
+    );
     let dirs = Dirs::new();
     std::fs::write(dirs.home.join("config.toml"), block).unwrap();
     let show = airlock(&dirs, &["permissions", "show"]);
@@ -318,12 +425,21 @@ fn audit_log_is_private() {
     dirs.config("");
     let output = dirs.exec(&["--", "true"]);
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
-    let mode = |path: std::path::PathBuf| std::fs::metadata(path).unwrap().permissions().mode() & 0o777;
+    let mode =
+        |path: std::path::PathBuf| std::fs::metadata(path).unwrap().permissions().mode() & 0o777;
     assert_eq!(mode(dirs.home.join("log")), 0o700);
     assert_eq!(mode(dirs.home.join("log/audit.jsonl")), 0o600);
     // A log left readable by an older version is tightened on the next call.
-    std::fs::set_permissions(dirs.home.join("log/audit.jsonl"), std::fs::Permissions::from_mode(0o644)).unwrap();
-    std::fs::set_permissions(dirs.home.join("log"), std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::fs::set_permissions(
+        dirs.home.join("log/audit.jsonl"),
+        std::fs::Permissions::from_mode(0o644),
+    )
+    .unwrap();
+    std::fs::set_permissions(
+        dirs.home.join("log"),
+        std::fs::Permissions::from_mode(0o755),
+    )
+    .unwrap();
     assert_eq!(dirs.exec(&["--", "true"]).status.code(), Some(0));
     assert_eq!(mode(dirs.home.join("log")), 0o700);
     assert_eq!(mode(dirs.home.join("log/audit.jsonl")), 0o600);
@@ -339,8 +455,14 @@ fn git_hint_names_the_failed_command() {
     let output = dirs.exec(&["--", "git", "init"]);
     let err = stderr(&output);
     assert_eq!(output.status.code(), Some(128), "{err}");
-    assert!(err.contains("hint: `.git` is read-only inside the sandbox"), "{err}");
-    assert!(err.contains("prefix_rule(pattern=[\"git\", \"init\"], decision=\"allow\")"), "{err}");
+    assert!(
+        err.contains("hint: `.git` is read-only inside the sandbox"),
+        "{err}"
+    );
+    assert!(
+        err.contains("prefix_rule(pattern=[\"git\", \"init\"], decision=\"allow\")"),
+        "{err}"
+    );
     assert!(!err.contains("\"commit\""), "{err}");
 }
 
@@ -363,10 +485,18 @@ fn filesystem_root_is_reported_everywhere() {
     assert!(text.contains("first attempt: nothing runs"), "{text}");
     for args in [vec!["permissions", "show"], vec!["instructions"]] {
         let output = airlock_in(&dirs, root, &args);
-        assert_eq!(output.status.code(), Some(0), "{args:?}: {}", stderr(&output));
+        assert_eq!(
+            output.status.code(),
+            Some(0),
+            "{args:?}: {}",
+            stderr(&output)
+        );
         assert!(!stdout(&output).is_empty());
         let err = stderr(&output);
-        assert!(err.contains("warning: `airlock exec` and `airlock sandbox` refuse to run here"), "{err}");
+        assert!(
+            err.contains("warning: `airlock exec` and `airlock sandbox` refuse to run here"),
+            "{err}"
+        );
         assert!(err.contains(reason), "{err}");
     }
 }

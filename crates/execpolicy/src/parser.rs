@@ -12,7 +12,7 @@ use starlark::eval::{BeforeStmtFunc, Evaluator, FileLoader};
 use starlark::syntax::{AstModule, Dialect};
 
 use crate::builtins::{Definition, FileBuilder, RuleCall, policy_builtins};
-use crate::error::{LoadError, ParseError, RuleError};
+use crate::error::{ExampleSite, LoadError, ParseError, RuleError};
 use crate::limits::{EvalLimits, Limit, LimitHook, Watch};
 use crate::literal_eval;
 use crate::nesting::TooDeep;
@@ -321,12 +321,12 @@ fn validate_examples(call: &RuleCall, loaded: &Policy, label: &str) -> Result<()
                         .is_empty()
                 })
                 .map(rule_source)
-                .unwrap_or_default();
+                .into_iter()
+                .collect();
             return Err(RuleError::ExampleDidMatch {
                 rule: format!("{first:?}"),
                 example: join_example(example),
-                shown,
-                at,
+                site: Box::new(ExampleSite { shown, at }),
             });
         }
     }
@@ -345,8 +345,10 @@ fn validate_examples(call: &RuleCall, loaded: &Policy, label: &str) -> Result<()
     Err(RuleError::ExamplesDidNotMatch {
         rules: call.rules.iter().map(|r| format!("{r:?}")).collect(),
         examples: unmatched,
-        shown: call.rules.iter().map(rule_source).collect(),
-        at,
+        site: Box::new(ExampleSite {
+            shown: call.rules.iter().map(rule_source).collect(),
+            at,
+        }),
     })
 }
 

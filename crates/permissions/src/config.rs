@@ -162,7 +162,10 @@ impl AirlockConfig {
             ));
         }
         self.warnings
-            .extend(crate::section_keys::unknown_section_keys(&self.origin, &self.table));
+            .extend(crate::section_keys::unknown_section_keys(
+                &self.origin,
+                &self.table,
+            ));
     }
 
     /// A config error at `key`.

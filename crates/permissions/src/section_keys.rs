@@ -114,7 +114,10 @@ mod tests {
             "{all}"
         );
         assert!(all.contains("did you mean bwrap_path?"), "{all}");
-        assert!(all.contains("did you mean ignore_default_excludes?"), "{all}");
+        assert!(
+            all.contains("did you mean ignore_default_excludes?"),
+            "{all}"
+        );
         assert!(all.contains("`foo` in [shell_environment_policy]"), "{all}");
         assert!(!all.contains("`foo` in [shell_environment_policy]: Airlock does not use it (did"));
     }

@@ -108,7 +108,10 @@ mod tests {
     #[test]
     fn names_the_failed_subcommand() {
         let argv = |words: &[&str]| words.iter().map(|w| (*w).to_owned()).collect::<Vec<_>>();
-        assert_eq!(git_rule_pattern(&argv(&["git", "init"])), r#"["git", "init"]"#);
+        assert_eq!(
+            git_rule_pattern(&argv(&["git", "init"])),
+            r#"["git", "init"]"#
+        );
         assert_eq!(
             git_rule_pattern(&argv(&["/usr/bin/git", "--no-pager", "commit", "-m", "x"])),
             r#"["git", "commit"]"#
