@@ -4,6 +4,11 @@
 //!
 //! Exit codes: 0 evaluated (whatever the decision), 1 a policy file failed to load,
 //! 2 usage error.
+//!
+//! One deliberate deviation from Codex (issue 17): an unknown option before `--` or before
+//! the first command token is a usage error naming it, where Codex makes it the first
+//! command token and evaluates it (conformance case `cli-11`). `-r R git status` without
+//! `--` still works.
 
 use std::io::Write;
 use std::path::PathBuf;

@@ -95,7 +95,8 @@ fn first_command_token_ends_option_parsing() {
         "{}",
         text(&out.stdout)
     );
-    // An unknown option becomes the first command token rather than an error.
+    // An unknown option before the command is a usage error naming it (issue 17; Codex
+    // makes it the first command token, conformance case cli-11: a deliberate deviation).
     let out = airlock(
         [
             "execpolicy",
@@ -107,8 +108,9 @@ fn first_command_token_ends_option_parsing() {
         ],
         dir.path(),
     );
-    assert_eq!(out.status.code(), Some(0));
-    assert_eq!(text(&out.stdout), "{\"matchedRules\":[]}\n");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stdout).is_empty());
+    assert!(text(&out.stderr).contains("unexpected argument '--bogus-flag'"));
 }
 
 #[test]
