@@ -345,6 +345,14 @@ async fn apply_inner(
         }
         PatchResult::Refused { message, .. } => {
             eprintln!("airlock: {}", one_line(&message));
+            // As for `exec`: a missing reviewer names the missing terminal and the ways out.
+            if reviewer == ApprovalsReviewer::User
+                && !interactive
+                && message.starts_with(airlock_approval::NO_REVIEWER_AVAILABLE)
+                && let Some(why) = crate::exec_cmd::no_terminal_explanation(false)
+            {
+                eprintln!("{why}");
+            }
             REFUSED
         }
     })

@@ -15,6 +15,7 @@
 //! decides, a prompt is denied: "approval required but no reviewer is available".
 
 mod front_end;
+pub(crate) use front_end::no_terminal_explanation;
 mod hints;
 pub(crate) mod prompt;
 mod report;
@@ -421,7 +422,7 @@ async fn run_exec(args: ExecArgs) -> Result<Finished, Refusal> {
         && !interactive
         && let Some(message) = &mut finished.message
         && message.starts_with(airlock_approval::NO_REVIEWER_AVAILABLE)
-        && let Some(why) = front_end::no_terminal_explanation()
+        && let Some(why) = front_end::no_terminal_explanation(true)
     {
         message.push('\n');
         message.push_str(&why);

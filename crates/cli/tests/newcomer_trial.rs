@@ -150,6 +150,28 @@ fn no_reviewer_names_the_missing_terminal() {
         "{text}"
     );
     assert!(!text.contains("denied by config"), "{text}");
+    // The same for a patch that needs approval (no allow-rule advice: it would not apply).
+    let patch = dirs.scripts.join("p.patch");
+    std::fs::write(
+        &patch,
+        "*** Begin Patch\n*** Add File: made.txt\n+x\n*** End Patch\n",
+    )
+    .unwrap();
+    let output = airlock(
+        &dirs,
+        &["apply-patch", "-P", ":read-only", patch.to_str().unwrap()],
+    );
+    let err = stderr(&output);
+    assert_eq!(output.status.code(), Some(125), "{err}");
+    assert!(
+        err.contains("no terminal to ask on: stdin is not a terminal"),
+        "{err}"
+    );
+    assert!(
+        err.contains("[auto_review]") && !err.contains("allow rule"),
+        "{err}"
+    );
+    assert!(!dirs.ws.join("made.txt").exists());
 }
 
 /// Finding 5: one broken rules file keeps the policy unavailable (the allow rule of the
