@@ -77,7 +77,7 @@ pub struct ApplyPatchArgs {
     pub strict_auto_review: bool,
 
     /// Config override `dotted.key=value`; repeatable.
-    #[arg(short = 'c', long = "config", value_name = "KEY=VALUE")]
+    #[arg(short = 'c', long = "config", value_name = "KEY=VALUE", value_parser = crate::common::override_arg)]
     pub overrides: Vec<String>,
 
     /// After the patch, print its call id (for `airlock explain --from-log CALL_ID`).
@@ -407,6 +407,14 @@ async fn apply_inner(
         }
         PatchResult::Refused { message, .. } => {
             eprintln!("airlock: {}", one_line(&message));
+            // As for `exec`: a missing reviewer names the missing terminal and the ways out.
+            if reviewer == ApprovalsReviewer::User
+                && !interactive
+                && message.starts_with(airlock_approval::NO_REVIEWER_AVAILABLE)
+                && let Some(why) = crate::exec_cmd::no_terminal_explanation(false)
+            {
+                eprintln!("{why}");
+            }
             (REFUSED, "rejected", Some(message), None)
         }
     };

@@ -162,3 +162,54 @@ pub(crate) fn write_stdout(text: &str) -> anyhow::Result<()> {
         other => anyhow::Context::context(other, "cannot write to stdout"),
     }
 }
+/// The clap value parser of every `-c KEY=VALUE`: a malformed override is a usage error
+/// (exit 2, issue 17 item 3), never a refusal after start-up. The value is kept as given;
+/// the config loader parses it again when applying it.
+///
+/// # Errors
+/// The override has no `=`, an empty key segment or an unclosed quote; the message names
+/// the expected form `-c key=value`.
+pub(crate) fn override_arg(raw: &str) -> Result<String, String> {
+    match airlock_permissions::parse_override(raw) {
+        Ok(_) => Ok(raw.to_owned()),
+        Err(airlock_permissions::PermissionsError::InvalidOverride { reason, .. }) => Err(format!(
+            "{reason}; expected `-c key=value` (a dotted key, then `=`, then a TOML value or a \
+             string), e.g. -c approval_policy=never"
+        )),
+        Err(other) => Err(other.to_string()),
+    }
+}
+
+/// The warning when the running `airlock` executable lies inside a writable root of
+/// `profile` (materialised) from `cwd`: `airlock` is its own sandbox helper, so a confined
+/// command could replace it and every later run would be unconfined (the same class as a
+/// `bwrap` found on a writable PATH). Only a warning: a demo build under the clone (perhaps
+/// under `/tmp`) must still run. `None` when the profile has no Airlock sandbox or the
+/// executable is outside every writable root.
+pub(crate) fn executable_inside_writable_root(
+    profile: &airlock_permissions::PermissionProfile,
+    cwd: &Path,
+) -> Option<String> {
+    let policy = airlock_permissions::file_system_sandbox_policy(profile);
+    if policy.kind != airlock_protocol::FileSystemSandboxKind::Restricted
+        || !matches!(
+            profile,
+            airlock_permissions::PermissionProfile::Managed { .. }
+        )
+    {
+        return None;
+    }
+    let exe = std::env::current_exe().ok()?;
+    let resolved = std::fs::canonicalize(&exe).unwrap_or_else(|_| exe.clone());
+    let root = airlock_linux_sandbox::bwrap_path::writable_roots(&policy, cwd)
+        .into_iter()
+        .find(|root| exe.starts_with(root) || resolved.starts_with(root))?;
+    Some(format!(
+        "the airlock executable {} lies inside the writable root {} of this profile: a confined \
+         command can replace it, and every later run would be unconfined; install it outside \
+         (e.g. `cargo install --path crates/cli --root /usr/local`, or copy it to /usr/local/bin) \
+         and run it from there",
+        resolved.display(),
+        root.display()
+    ))
+}

@@ -1,7 +1,10 @@
 //! `airlock doctor`: can this host enforce the sandbox? One line per check, with the
 //! fix for each failure (issue 4 item 7). Every check that matters is a real trial
-//! run, not a guess from version numbers. Exit 0 only if the default profile
-//! (`:workspace`) can be enforced.
+//! run, not a guess from version numbers.
+//!
+//! Exit status: 0 when every check passed; 1 when any check FAILs (the default profile
+//! may still be enforceable, e.g. with the `airlock` executable inside a writable root,
+//! but the host is not safe to use as it is).
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -248,7 +251,7 @@ fn is_root() -> bool {
 /// Runs `airlock doctor`.
 pub fn run(args: DoctorArgs) -> ExitCode {
     let results = checks();
-    let enforceable = results.last().is_some_and(|c| c.ok);
+    let all_ok = results.iter().all(|c| c.ok);
     let mut stdout = std::io::stdout().lock();
     if args.json {
         let _ = writeln!(
@@ -270,7 +273,7 @@ pub fn run(args: DoctorArgs) -> ExitCode {
             }
         }
     }
-    if enforceable {
+    if all_ok {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(1)

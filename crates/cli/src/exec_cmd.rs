@@ -20,6 +20,7 @@
 //! decides, a prompt is denied: "approval required but no reviewer is available".
 
 mod front_end;
+pub(crate) use front_end::no_terminal_explanation;
 mod hints;
 pub(crate) mod prompt;
 mod report;
@@ -97,7 +98,7 @@ pub struct ExecArgs {
     justification: Option<String>,
 
     /// Config override `dotted.key=value` (value parsed as TOML, else a string); repeatable.
-    #[arg(short = 'c', long = "config", value_name = "KEY=VALUE")]
+    #[arg(short = 'c', long = "config", value_name = "KEY=VALUE", value_parser = crate::common::override_arg)]
     overrides: Vec<String>,
 
     /// `never` + `:danger-full-access`: no approval, no sandbox. Only for machines isolated
@@ -353,6 +354,11 @@ async fn run_exec(args: ExecArgs) -> Result<Finished, Refusal> {
             crate::terminal_text::safe(&warning.to_string())
         );
     }
+    if let Some(warning) =
+        crate::common::executable_inside_writable_root(&selected.materialized(), &cwd)
+    {
+        eprintln!("airlock: warning: {warning}");
+    }
     let answering = tokio::spawn(front_end::serve(
         std::sync::Arc::downgrade(session.approvals()),
         events_rx,
@@ -422,7 +428,17 @@ async fn run_exec(args: ExecArgs) -> Result<Finished, Refusal> {
         network_enabled,
         approval_policy,
     );
-    let finished = finish(outcome.result, outcome.record);
+    let mut finished = finish(outcome.result, outcome.record);
+    if reviewer == ApprovalsReviewer::User
+        && !interactive
+        && let Some(message) = &mut finished.message
+        && message.starts_with(airlock_approval::NO_REVIEWER_AVAILABLE)
+        && let Some(why) = front_end::no_terminal_explanation(true)
+    {
+        message.push('\n');
+        message.push_str(&why);
+        finished.multiline = true;
+    }
     for hint in hints {
         eprintln!("airlock: hint: {}", crate::terminal_text::escape(&hint));
     }

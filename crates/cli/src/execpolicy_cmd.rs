@@ -4,6 +4,11 @@
 //!
 //! Exit codes: 0 evaluated (whatever the decision), 1 a policy file failed to load,
 //! 2 usage error.
+//!
+//! As in Codex (conformance case `cli-11`), the first token that is not one of this
+//! command's options starts the command, even when it looks like an option: scripts written
+//! for `codex execpolicy check` get the same answers. Unlike `exec`, where a mistyped option
+//! would run something, this only evaluates; the `--help` text says so.
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -45,7 +50,9 @@ struct CheckArgs {
     #[arg(long)]
     resolve_host_executables: bool,
 
-    /// The command to evaluate. The first command token ends option parsing.
+    /// The command to evaluate (after `--`, or from the first token that is not an option).
+    /// The first command token ends option parsing, and an unknown `--option` is such a token
+    /// (as in Codex): `check -r R --prety -- ls` evaluates `--prety -- ls`.
     #[arg(
         value_name = "COMMAND",
         required = true,
@@ -61,7 +68,19 @@ pub fn run(args: ExecpolicyArgs) -> ExitCode {
     match args.command {
         ExecpolicyCommand::Check(check) => match run_check(&check) {
             Ok(()) => ExitCode::SUCCESS,
-            Err(error) => crate::report_error(&error),
+            Err(error) => {
+                let code = crate::report_error(&error);
+                // Codex's text above keeps its Rust debug form of the rule; say it for a
+                // person too: the rule as written and where its call is (issue 17).
+                if let Some(parse) = error
+                    .chain()
+                    .find_map(|cause| cause.downcast_ref::<airlock_execpolicy::ParseError>())
+                    && let airlock_execpolicy::ParseError::Example(_) = parse
+                {
+                    eprintln!("note: {}", parse.for_people());
+                }
+                code
+            }
         },
     }
 }

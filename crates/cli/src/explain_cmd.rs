@@ -58,13 +58,36 @@ pub struct ExplainArgs {
     #[arg(short = 'r', long = "rules", value_name = "PATH")]
     rules: Vec<PathBuf>,
 
-    /// What the tool call asks for.
+    /// What the call asks of the sandbox, as for `exec`: `use_default`, or
+    /// `require_escalated` (run without the sandbox; needs approval).
     #[arg(
         long = "sandbox-permissions",
         value_name = "X",
         default_value = "use_default"
     )]
     sandbox_permissions: SandboxArg,
+
+    /// As for `exec`: every command goes to the reviewer, even one that needs no approval
+    /// (spec 06 "strict auto review"); changes who would be asked.
+    #[arg(long)]
+    strict_auto_review: bool,
+
+    /// As for `exec`: `never` + `:danger-full-access` (no approval, no sandbox).
+    #[arg(
+        long = "dangerously-bypass-approvals-and-sandbox",
+        visible_alias = "yolo",
+        conflicts_with_all = ["approval", "profile", "sandbox_permissions"]
+    )]
+    yolo: bool,
+
+    /// Accepted so that an `exec` command line can be explained unchanged; it is shown to
+    /// reviewers at run time and does not change any decision here.
+    #[arg(long, value_name = "TEXT")]
+    justification: Option<String>,
+
+    /// Accepted as for `exec`; the report already shows every layer's decision.
+    #[arg(short = 'v', long)]
+    verbose: bool,
 
     /// The model's proposed prefix rule, as shell words (`--prefix-rule 'cargo test'`).
     #[arg(long = "prefix-rule", value_name = "WORDS")]
@@ -75,7 +98,7 @@ pub struct ExplainArgs {
     reviewer: Option<ReviewerArg>,
 
     /// Config override `dotted.key=value` (value parsed as TOML, else a string); repeatable.
-    #[arg(short = 'c', long = "config", value_name = "KEY=VALUE")]
+    #[arg(short = 'c', long = "config", value_name = "KEY=VALUE", value_parser = crate::common::override_arg)]
     overrides: Vec<String>,
 
     /// Print one JSON object instead of the report.
@@ -112,8 +135,6 @@ enum SandboxArg {
     UseDefault,
     #[value(name = "require_escalated")]
     RequireEscalated,
-    #[value(name = "with_additional_permissions")]
-    WithAdditionalPermissions,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -251,9 +272,15 @@ fn explain(
     let cwd = crate::common::working_directory(args.cd.as_deref())?;
     let env = crate::common::config_env()?;
     let config = load_config(&env, &args.overrides)?;
-    let selected = crate::common::select_profile(&config, args.profile.as_deref(), &cwd)?;
+    let requested_profile = if args.yolo {
+        Some(airlock_permissions::DANGER_FULL_ACCESS)
+    } else {
+        args.profile.as_deref()
+    };
+    let selected = crate::common::select_profile(&config, requested_profile, &cwd)?;
     let mut warnings = selected.warnings.clone();
     let approval_policy = match args.approval {
+        _ if args.yolo => AskForApproval::Never,
         Some(PolicyArg::Untrusted) => AskForApproval::UnlessTrusted,
         Some(PolicyArg::OnRequest | PolicyArg::OnFailure) => AskForApproval::OnRequest,
         Some(PolicyArg::Never) => AskForApproval::Never,
@@ -262,7 +289,6 @@ fn explain(
     let sandbox_permissions = match args.sandbox_permissions {
         SandboxArg::UseDefault => SandboxPermissions::UseDefault,
         SandboxArg::RequireEscalated => SandboxPermissions::RequireEscalated,
-        SandboxArg::WithAdditionalPermissions => SandboxPermissions::WithAdditionalPermissions,
     };
     let prefix_rule = match &args.prefix_rule {
         Some(words) => Some(
@@ -311,7 +337,23 @@ fn explain(
             .map_err(anyhow::Error::msg)?,
         sandbox_permissions.requests_sandbox_override(),
     );
-    let reviewer = reviewer(args, &config, &env, &outcome.requirement, &mut warnings)?;
+    // `exec` refuses a filesystem root as the workspace before anything else; so does the
+    // explanation (same reason).
+    if let Err(refusal) = crate::common::refuse_root_workspace(&cwd, selected.symbolic()) {
+        outcome.requirement = ExecApprovalRequirement::Forbidden {
+            reason: refusal.to_string(),
+        };
+    }
+    // Strict review sends a command that needs no approval to the reviewer too (not
+    // under `never`), as the orchestrator does.
+    let reviewed = match &outcome.requirement {
+        ExecApprovalRequirement::NeedsApproval { .. } => true,
+        ExecApprovalRequirement::Skip { .. } => {
+            args.strict_auto_review && approval_policy != AskForApproval::Never
+        }
+        ExecApprovalRequirement::Forbidden { .. } => false,
+    };
+    let reviewer = reviewer(args, &config, &env, reviewed, &mut warnings)?;
     let first_attempt_sandboxed = first_attempt_sandboxed(
         sandbox_permissions,
         &outcome.requirement,
@@ -342,10 +384,10 @@ fn reviewer(
     args: &ExplainArgs,
     config: &AirlockConfig,
     env: &ConfigEnv,
-    requirement: &ExecApprovalRequirement,
+    reviewed: bool,
     warnings: &mut Vec<String>,
 ) -> anyhow::Result<&'static str> {
-    if !matches!(requirement, ExecApprovalRequirement::NeedsApproval { .. }) {
+    if !reviewed {
         return Ok("none");
     }
     let approval = ApprovalConfig::load(&config.table, &config.origin, &env.airlock_home)?;

@@ -62,7 +62,7 @@ struct CommonHookArgs {
     rules: Vec<PathBuf>,
 
     /// Config override `dotted.key=value`; repeatable.
-    #[arg(short = 'c', long = "config", value_name = "KEY=VALUE")]
+    #[arg(short = 'c', long = "config", value_name = "KEY=VALUE", value_parser = crate::common::override_arg)]
     overrides: Vec<String>,
 
     /// Print the settings snippet that installs this hook (with these options), then exit.

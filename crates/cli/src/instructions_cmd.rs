@@ -60,7 +60,7 @@ pub struct InstructionsArgs {
     features: Vec<FeatureArg>,
 
     /// Config override `dotted.key=value` (value parsed as TOML, else a string); repeatable.
-    #[arg(short = 'c', long = "config", value_name = "KEY=VALUE")]
+    #[arg(short = 'c', long = "config", value_name = "KEY=VALUE", value_parser = crate::common::override_arg)]
     overrides: Vec<String>,
 
     /// Print only what would be sent after this previous snapshot (JSON file: a snapshot, or the
@@ -155,6 +155,13 @@ fn instructions_output(args: &InstructionsArgs) -> anyhow::Result<String> {
     for warning in &selected.warnings {
         // A closed stderr must not turn a successful run into a failure.
         let _ = writeln!(stderr, "warning: {}", crate::terminal_text::safe(warning));
+    }
+    if let Err(refusal) = crate::common::refuse_root_workspace(&cwd, selected.symbolic()) {
+        // `exec` and `sandbox` refuse to run here; say so instead of looking fine.
+        let _ = writeln!(
+            stderr,
+            "warning: `airlock exec` and `airlock sandbox` refuse to run here: {refusal}"
+        );
     }
     let approval_policy = match args.approval {
         Some(PolicyArg::Untrusted) => AskForApproval::UnlessTrusted,

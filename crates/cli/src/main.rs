@@ -46,6 +46,9 @@ enum Command {
     /// not found, 126 when it is not executable; 2 for usage errors.
     Sandbox(sandbox_cmd::SandboxArgs),
     /// Check that this host can enforce the sandbox; prints the fix for each failure.
+    ///
+    /// Exit status: 0 when every check is ok; 1 when any check FAILs (each FAIL line is
+    /// followed by its fix).
     Doctor(doctor_cmd::DoctorArgs),
     /// Explain what `exec` would decide for a command, without running it.
     Explain(explain_cmd::ExplainArgs),

@@ -51,7 +51,7 @@ pub struct McpArgs {
     reviewer: Option<ReviewerArg>,
 
     /// Config override `dotted.key=value`; repeatable.
-    #[arg(short = 'c', long = "config", value_name = "KEY=VALUE")]
+    #[arg(short = 'c', long = "config", value_name = "KEY=VALUE", value_parser = crate::common::override_arg)]
     overrides: Vec<String>,
 
     /// Print the `mcpServers` entry that starts this server with these options (the

@@ -70,7 +70,7 @@ struct OutsideArgs {
     cd: Option<PathBuf>,
 
     /// Config override `dotted.key=value`; repeatable.
-    #[arg(short = 'c', long = "config", value_name = "KEY=VALUE")]
+    #[arg(short = 'c', long = "config", value_name = "KEY=VALUE", value_parser = crate::common::override_arg)]
     overrides: Vec<String>,
 
     /// The paths to check (need not exist).
@@ -90,7 +90,7 @@ struct ShowArgs {
     cd: Option<PathBuf>,
 
     /// Config override `dotted.key=value` (value parsed as TOML, else a string); repeatable.
-    #[arg(short = 'c', long = "config", value_name = "KEY=VALUE")]
+    #[arg(short = 'c', long = "config", value_name = "KEY=VALUE", value_parser = crate::common::override_arg)]
     overrides: Vec<String>,
 
     /// Print the materialised `PermissionProfile` JSON instead of the summary.
@@ -145,6 +145,13 @@ fn run_show(args: &ShowArgs) -> anyhow::Result<()> {
     for warning in &selected.warnings {
         // A closed stderr must not turn a successful show into a failure.
         let _ = writeln!(stderr, "warning: {}", crate::terminal_text::safe(warning));
+    }
+    if let Err(refusal) = crate::common::refuse_root_workspace(&cwd, selected.symbolic()) {
+        // `exec` and `sandbox` refuse to run here; say so instead of looking fine.
+        let _ = writeln!(
+            stderr,
+            "warning: `airlock exec` and `airlock sandbox` refuse to run here: {refusal}"
+        );
     }
     let profile = selected.materialized();
     let text = if args.json {

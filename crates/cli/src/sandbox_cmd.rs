@@ -48,7 +48,7 @@ pub struct SandboxArgs {
     cd: Option<PathBuf>,
 
     /// Config override `dotted.key=value` (value parsed as TOML, else a string); repeatable.
-    #[arg(short = 'c', long = "config", value_name = "KEY=VALUE")]
+    #[arg(short = 'c', long = "config", value_name = "KEY=VALUE", value_parser = crate::common::override_arg)]
     overrides: Vec<String>,
 
     /// Use the legacy in-process Landlock sandbox instead of bubblewrap (read-only
@@ -115,6 +115,11 @@ fn run_sandbox(args: SandboxArgs) -> anyhow::Result<i32> {
     crate::common::refuse_root_workspace(&cwd, selected.symbolic())?;
     for warning in &selected.warnings {
         eprintln!("warning: {}", crate::terminal_text::safe(warning));
+    }
+    if let Some(warning) =
+        crate::common::executable_inside_writable_root(&selected.materialized(), &cwd)
+    {
+        eprintln!("warning: {warning}");
     }
     let env = ShellEnvironmentPolicy::from_config(&config.table)?.apply(std::env::vars_os());
     let profile = selected.materialized();

@@ -192,9 +192,11 @@ fn bad_arguments() {
     let out = setup.run(&["permissions", "show", "-C", "/nonexistent/dir"]);
     assert_eq!(out.status.code(), Some(1));
     assert!(text(&out.stderr).contains("does not exist"));
+    // A malformed -c is a usage error (issue 17), naming the expected form.
     let out = setup.run(&["permissions", "show", "-c", "no-equals-sign"]);
-    assert_eq!(out.status.code(), Some(1));
-    assert!(text(&out.stderr).contains("invalid -c override `no-equals-sign`"));
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("invalid value 'no-equals-sign'"));
+    assert!(text(&out.stderr).contains("missing `=`; expected `-c key=value`"));
     let out = setup.run(&["permissions", "show", "--bogus"]);
     assert_eq!(out.status.code(), Some(2));
     let out = setup.run(&["permissions", "show", "-P", ":nope"]);

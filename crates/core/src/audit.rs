@@ -238,16 +238,41 @@ impl AuditLog {
             .lock
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
+        // The log holds every command line in full (tokens, paths, arguments): private to
+        // the user, 0700 folders and a 0600 file; a log left readable by an older version
+        // is tightened.
+        use std::os::unix::fs::{DirBuilderExt as _, OpenOptionsExt as _, PermissionsExt as _};
         if let Some(parent) = self.path.parent() {
-            std::fs::create_dir_all(parent).map_err(error)?;
+            std::fs::DirBuilder::new()
+                .recursive(true)
+                .mode(0o700)
+                .create(parent)
+                .map_err(error)?;
+            tighten(parent, 0o700).map_err(error)?;
         }
         let mut file = std::fs::OpenOptions::new()
             .create(true)
             .append(true)
+            .mode(0o600)
             .open(&self.path)
             .map_err(error)?;
+        let mode = file.metadata().map_err(error)?.permissions().mode();
+        if mode & 0o077 != 0 {
+            file.set_permissions(std::fs::Permissions::from_mode(mode & 0o700))
+                .map_err(error)?;
+        }
         file.write_all(&line).map_err(error)
     }
+}
+
+/// Removes group and other permissions from the directory `path` when it has any.
+fn tighten(path: &std::path::Path, keep: u32) -> std::io::Result<()> {
+    use std::os::unix::fs::PermissionsExt as _;
+    let mode = std::fs::metadata(path)?.permissions().mode();
+    if mode & 0o077 != 0 {
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode & keep))?;
+    }
+    Ok(())
 }
 
 /// The current time as the audit log writes it.

@@ -53,10 +53,13 @@ impl ExecPolicySources {
 pub enum PolicyState {
     /// Every file loaded (possibly no file at all: an empty policy).
     Loaded(Policy),
-    /// A file failed to load: every command needs approval (fail closed).
+    /// A file failed to load: every command needs approval (fail closed), except that the
+    /// `forbidden` rules of the files that did load still refuse their commands.
     Unavailable {
         /// The error, with its causes, for people.
         reason: String,
+        /// The `forbidden` rules of every file that loaded on its own (empty when none did).
+        forbidding: Policy,
     },
 }
 
@@ -106,6 +109,10 @@ impl ExecPolicyManager {
             },
             Err(err) => {
                 let mut manager = Self::unavailable(error_chain(&err));
+                manager.state = PolicyState::Unavailable {
+                    reason: error_chain(&err),
+                    forbidding: forbidden_rules_of_loadable_files(&files),
+                };
                 manager.files = files;
                 manager
             }
@@ -129,7 +136,10 @@ impl ExecPolicyManager {
             "exec policy unavailable ({reason}); every command will need approval until it is fixed"
         );
         Self {
-            state: PolicyState::Unavailable { reason },
+            state: PolicyState::Unavailable {
+                reason,
+                forbidding: Policy::empty(),
+            },
             files: Vec::new(),
             warnings: vec![warning],
         }
@@ -178,8 +188,80 @@ impl ExecPolicyManager {
         &self,
         request: &ExecApprovalRequest<'_>,
     ) -> Result<RequirementOutcome, RequirementError> {
-        create_exec_approval_requirement_for_command(self.policy(), request)
+        match &self.state {
+            PolicyState::Loaded(policy) => {
+                create_exec_approval_requirement_for_command(Some(policy), request)
+            }
+            PolicyState::Unavailable { forbidding, .. } => {
+                requirement_while_unavailable(forbidding, request)
+            }
+        }
     }
+}
+
+/// The `forbidden` rules of each of `files` that loads on its own (in order), skipping
+/// the ones that fail: a broken file must not disarm the refusals of the others.
+fn forbidden_rules_of_loadable_files(files: &[PathBuf]) -> Policy {
+    let mut forbidding = Policy::empty();
+    for file in files {
+        if let Ok(policy) = load_policy_files(std::slice::from_ref(file)) {
+            for rule in policy.forbidden_only().rules() {
+                let name = &rule.pattern.first;
+                if let Some(paths) = policy.host_executable(name) {
+                    forbidding.set_host_executable(name.clone(), paths.to_vec());
+                }
+                forbidding.push_rule(rule.clone());
+            }
+        }
+    }
+    forbidding
+}
+
+/// The requirement while the policy is unavailable (spec 02: every command needs
+/// approval), made stricter: a command that a `forbidden` rule of a file that did load
+/// refuses stays refused, and its reason says that another file failed to load.
+///
+/// # Errors
+/// As [`create_exec_approval_requirement_for_command`] (input errors only).
+pub fn requirement_while_unavailable(
+    forbidding: &Policy,
+    request: &ExecApprovalRequest<'_>,
+) -> Result<RequirementOutcome, RequirementError> {
+    let unavailable = create_exec_approval_requirement_for_command(None, request)?;
+    if forbidding.rules().is_empty() {
+        return Ok(unavailable);
+    }
+    let mut strict = create_exec_approval_requirement_for_command(Some(forbidding), request)?;
+    let airlock_protocol::ExecApprovalRequirement::Forbidden { reason } = &mut strict.requirement
+    else {
+        return Ok(unavailable);
+    };
+    if matches!(
+        unavailable.requirement,
+        airlock_protocol::ExecApprovalRequirement::Forbidden { .. }
+    ) {
+        return Ok(unavailable);
+    }
+    let rule = strict
+        .segments
+        .iter()
+        .flat_map(|verdict| verdict.matches.iter())
+        .chain(strict.deny_view_matches.iter().map(|inner| &inner.rule))
+        .find_map(|found| match found {
+            airlock_execpolicy::RuleMatch::PrefixRuleMatch {
+                matched_prefix,
+                decision: airlock_execpolicy::Decision::Forbidden,
+                ..
+            } => Some(format!("{matched_prefix:?}")),
+            _ => None,
+        })
+        .unwrap_or_else(|| "?".to_owned());
+    reason.push_str(&format!(
+        " (forbidden by rule {rule} of a rules file that loaded; another rules file failed to \
+         load, so every other command needs approval until it is fixed)"
+    ));
+    strict.policy_unavailable = unavailable.policy_unavailable;
+    Ok(strict)
 }
 
 /// `error: cause: cause ...` on one line; rules-file example errors in their form for

@@ -115,6 +115,9 @@ pub struct Session {
     /// approval layer, which adds accepted amendments to it.
     policy: Option<Arc<RwLock<Policy>>>,
     policy_unavailable: Option<String>,
+    /// While the policy is unavailable: the `forbidden` rules of the files that loaded,
+    /// which still refuse their commands ([`crate::exec_policy_manager::requirement_while_unavailable`]).
+    forbidding: Option<Policy>,
     warnings: Vec<String>,
     orchestrator: ToolOrchestrator,
     runtime: ShellRuntime,
@@ -135,7 +138,11 @@ impl Session {
         warnings.extend(exec_policy.warnings().iter().cloned());
         let (policy, policy_unavailable) = match exec_policy.state() {
             PolicyState::Loaded(policy) => (Some(Arc::new(RwLock::new(policy.clone()))), None),
-            PolicyState::Unavailable { reason } => (None, Some(reason.clone())),
+            PolicyState::Unavailable { reason, .. } => (None, Some(reason.clone())),
+        };
+        let forbidding = match exec_policy.state() {
+            PolicyState::Loaded(_) => None,
+            PolicyState::Unavailable { forbidding, .. } => Some(forbidding.clone()),
         };
         let mut approvals =
             ApprovalSession::new(options.session_id.clone(), approval_config, events);
@@ -155,6 +162,7 @@ impl Session {
             approvals: Arc::new(approvals),
             policy,
             policy_unavailable,
+            forbidding,
             warnings,
             orchestrator,
             runtime,
@@ -235,7 +243,12 @@ impl Session {
                 .policy
                 .as_ref()
                 .map(|policy| policy.read().unwrap_or_else(PoisonError::into_inner));
-            create_exec_approval_requirement_for_command(guard.as_deref(), &request)
+            match (&guard, &self.forbidding) {
+                (None, Some(forbidding)) => {
+                    crate::exec_policy_manager::requirement_while_unavailable(forbidding, &request)
+                }
+                _ => create_exec_approval_requirement_for_command(guard.as_deref(), &request),
+            }
         };
         let (result, trace, policy) = match computed {
             Err(error) => (

@@ -28,6 +28,8 @@ pub(crate) struct RuleCall {
     pub(crate) rules: Vec<PrefixRule>,
     pub(crate) matches: Vec<Vec<String>>,
     pub(crate) not_matches: Vec<Vec<String>>,
+    /// 1-based line of the `prefix_rule(` call, for example errors (`None` when unknown).
+    pub(crate) line: Option<usize>,
 }
 
 /// One definition in source order; the policy applies them in this order.
@@ -85,7 +87,10 @@ pub(crate) fn policy_builtins(builder: &mut GlobalsBuilder) {
             justification,
             canonical_matching,
         })?;
-        record(eval, definition)
+        let line = eval
+            .call_stack_top_location()
+            .map(|span| span.resolve_span().begin.line + 1);
+        record(eval, with_line(definition, line))
     }
 
     fn host_executable<'v>(
@@ -147,7 +152,16 @@ pub(crate) fn prefix_rule_definition(args: PrefixRuleArgs) -> Result<Definition,
         rules,
         matches,
         not_matches,
+        line: None,
     }))
+}
+
+/// `definition` with the line of its `prefix_rule` call (other definitions unchanged).
+pub(crate) fn with_line(definition: Definition, line: Option<usize>) -> Definition {
+    match definition {
+        Definition::Rule(call) => Definition::Rule(RuleCall { line, ..call }),
+        other => other,
+    }
 }
 
 /// `host_executable`: the name, then every path in order.

@@ -32,6 +32,8 @@ pub enum RuleError {
         rule: String,
         /// The example, shell-quoted.
         example: String,
+        /// The rule that matched, as written, and where, for [`RuleError::for_people`].
+        site: Box<ExampleSite>,
     },
     /// Some `match` examples matched no rule of their call.
     #[error(
@@ -42,10 +44,20 @@ pub enum RuleError {
         rules: Vec<String>,
         /// Every unmatched example, shell-quoted.
         examples: Vec<String>,
-        /// The same rules as a rules file spells them (`prefix_rule(pattern=[...], ...)`),
-        /// for [`RuleError::for_people`].
-        shown: Vec<String>,
+        /// The same rules as a rules file spells them, and where, for
+        /// [`RuleError::for_people`].
+        site: Box<ExampleSite>,
     },
+}
+
+/// Where a failing example's `prefix_rule` call is and its rules as written (boxed in
+/// [`RuleError`] to keep the error small).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ExampleSite {
+    /// The rules as a rules file spells them (`prefix_rule(pattern=[...], decision="...")`).
+    pub shown: Vec<String>,
+    /// `file:line` of the `prefix_rule` call, when known.
+    pub at: Option<String>,
 }
 
 impl RuleError {
@@ -55,17 +67,31 @@ impl RuleError {
     #[must_use]
     pub fn for_people(&self) -> String {
         match self {
-            Self::ExamplesDidNotMatch {
-                examples, shown, ..
-            } => format!(
-                "a `match` example matches none of the rules of its call: {}; the rule{}: {}; fix the example or the pattern",
+            Self::ExampleDidMatch { example, site, .. } => format!(
+                "{}a `not_match` example matches its rule: `{example}`; the rule is: {}; fix the example or the pattern",
+                site.at
+                    .as_ref()
+                    .map(|at| format!("{at}: "))
+                    .unwrap_or_default(),
+                site.shown.join(", ")
+            ),
+            Self::ExamplesDidNotMatch { examples, site, .. } => format!(
+                "{}a `match` example matches none of the rules of its call: {}; the rule{}: {}; fix the example or the pattern",
+                site.at
+                    .as_ref()
+                    .map(|at| format!("{at}: "))
+                    .unwrap_or_default(),
                 examples
                     .iter()
                     .map(|example| format!("`{example}`"))
                     .collect::<Vec<_>>()
                     .join(", "),
-                if shown.len() == 1 { " is" } else { "s are" },
-                shown.join(", ")
+                if site.shown.len() == 1 {
+                    " is"
+                } else {
+                    "s are"
+                },
+                site.shown.join(", ")
             ),
             other => other.to_string(),
         }

@@ -39,7 +39,7 @@ pub use amend::{blocking_append_allow_prefix_rule, blocking_append_network_rule}
 pub use canonical::canonical_key;
 pub use decision::Decision;
 pub use discover::{default_amendment_file, default_policy_files, rules_files_in};
-pub use error::{AmendError, LoadError, ParseError, RuleError};
+pub use error::{AmendError, ExampleSite, LoadError, ParseError, RuleError};
 pub use host::{ResolutionContext, normalize_lexically};
 pub use limits::{EvalLimits, Limit, MAX_EVALUATION_HEAP_BYTES, MAX_EVALUATION_TIME};
 pub use network::{NetworkRule, NetworkRuleProtocol, normalize_network_host};

@@ -22,7 +22,7 @@ use starlark::syntax::ast::{ArgumentP, AstArgument, AstExpr, AstLiteral, AstStmt
 
 use crate::arg_value::ArgValue;
 use crate::builtins::{
-    Definition, PrefixRuleArgs, host_executable_definition, prefix_rule_definition,
+    Definition, PrefixRuleArgs, host_executable_definition, prefix_rule_definition, with_line,
 };
 use crate::network::NetworkRule;
 
@@ -48,7 +48,10 @@ pub(crate) fn evaluate(ast: &AstModule) -> Option<Vec<Definition>> {
     statements
         .into_iter()
         .map(|statement| match &statement.node {
-            StmtP::Expression(expr) => call(expr),
+            StmtP::Expression(expr) => {
+                let line = ast.file_span(expr.span).resolve_span().begin.line + 1;
+                call(expr).map(|definition| with_line(definition, Some(line)))
+            }
             _ => None,
         })
         .collect()

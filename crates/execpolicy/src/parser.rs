@@ -12,7 +12,7 @@ use starlark::eval::{BeforeStmtFunc, Evaluator, FileLoader};
 use starlark::syntax::{AstModule, Dialect};
 
 use crate::builtins::{Definition, FileBuilder, RuleCall, policy_builtins};
-use crate::error::{LoadError, ParseError, RuleError};
+use crate::error::{ExampleSite, LoadError, ParseError, RuleError};
 use crate::limits::{EvalLimits, Limit, LimitHook, Watch};
 use crate::literal_eval;
 use crate::nesting::TooDeep;
@@ -139,7 +139,7 @@ impl PolicyParser {
             }
         }
         for call in &calls {
-            validate_examples(call, &next).map_err(ParseError::Example)?;
+            validate_examples(call, &next, label).map_err(ParseError::Example)?;
         }
         self.policy = next;
         Ok(())
@@ -299,20 +299,34 @@ impl FileLoader for NoImports {
 
 /// Checks one call's examples against a policy holding only that call's rules plus
 /// the host bindings of `loaded` (everything loaded up to the end of this file).
-fn validate_examples(call: &RuleCall, loaded: &Policy) -> Result<(), RuleError> {
+fn validate_examples(call: &RuleCall, loaded: &Policy, label: &str) -> Result<(), RuleError> {
     if call.matches.is_empty() && call.not_matches.is_empty() {
         return Ok(());
     }
     let own = loaded.with_only_rules(&call.rules);
     let options = MatchOptions::resolving();
+    let at = call.line.map(|line| format!("{label}:{line}"));
     for example in &call.not_matches {
         if let Some(first) = own
             .matches_for_command_with_options(example, &options)
             .first()
         {
+            let shown = call
+                .rules
+                .iter()
+                .find(|rule| {
+                    !loaded
+                        .with_only_rules(std::slice::from_ref(*rule))
+                        .matches_for_command_with_options(example, &options)
+                        .is_empty()
+                })
+                .map(rule_source)
+                .into_iter()
+                .collect();
             return Err(RuleError::ExampleDidMatch {
                 rule: format!("{first:?}"),
                 example: join_example(example),
+                site: Box::new(ExampleSite { shown, at }),
             });
         }
     }
@@ -331,7 +345,10 @@ fn validate_examples(call: &RuleCall, loaded: &Policy) -> Result<(), RuleError> 
     Err(RuleError::ExamplesDidNotMatch {
         rules: call.rules.iter().map(|r| format!("{r:?}")).collect(),
         examples: unmatched,
-        shown: call.rules.iter().map(rule_source).collect(),
+        site: Box::new(ExampleSite {
+            shown: call.rules.iter().map(rule_source).collect(),
+            at,
+        }),
     })
 }
 

@@ -202,6 +202,19 @@ impl Policy {
         own
     }
 
+    /// This policy's host bindings and only its `forbidden` rules: what still refuses a
+    /// command while another rules file failed to load (the policy as a whole is then
+    /// unavailable and every other command needs approval; spec 02).
+    pub fn forbidden_only(&self) -> Self {
+        let forbidden: Vec<PrefixRule> = self
+            .rules
+            .iter()
+            .filter(|rule| rule.decision == Decision::Forbidden)
+            .cloned()
+            .collect();
+        self.with_only_rules(&forbidden)
+    }
+
     /// Every prefix rule in load order.
     pub fn rules(&self) -> &[PrefixRule] {
         &self.rules

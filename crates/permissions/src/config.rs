@@ -145,7 +145,8 @@ impl AirlockConfig {
         Ok(())
     }
 
-    /// Warns once about every top-level key Airlock does not know (so a Codex config loads).
+    /// Warns once about every top-level key Airlock does not know (so a Codex config loads),
+    /// and about each unknown key inside the tables other layers read (`section_keys`).
     fn check_top_level_keys(&mut self) {
         let unknown: Vec<&str> = self
             .table
@@ -160,6 +161,11 @@ impl AirlockConfig {
                 unknown.join(", ")
             ));
         }
+        self.warnings
+            .extend(crate::section_keys::unknown_section_keys(
+                &self.origin,
+                &self.table,
+            ));
     }
 
     /// A config error at `key`.

@@ -38,6 +38,7 @@ mod queries;
 mod read_deny;
 mod root_judge;
 mod runtime;
+mod section_keys;
 mod select;
 mod writable;
 

@@ -50,3 +50,43 @@ pub async fn serve(
         }
     }
 }
+
+/// Why the person at the terminal cannot be asked, and the ways forward (issue 17), when the
+/// user reviewer is chosen but stdin or stderr is not a terminal; `None` when both are.
+/// Appended to the bare [`NO_REVIEWER_AVAILABLE`] refusal, which alone names no cause.
+/// `command`: for a command (an allow rule or `-a never` can skip its prompt); a patch has
+/// no such way (under `never` it is refused).
+pub(crate) fn no_terminal_explanation(command: bool) -> Option<String> {
+    use std::io::IsTerminal as _;
+    let missing: Vec<&str> = [
+        ("stdin", std::io::stdin().is_terminal()),
+        ("stderr", std::io::stderr().is_terminal()),
+    ]
+    .into_iter()
+    .filter(|(_, is_terminal)| !is_terminal)
+    .map(|(name, _)| name)
+    .collect();
+    if missing.is_empty() {
+        return None;
+    }
+    let what = missing
+        .iter()
+        .map(|name| format!("{name} is not a terminal"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let mut text = format!(
+        "  no terminal to ask on: {what} (the user reviewer answers on the terminal)\n\
+         ways forward:\n\
+         \x20 - run it in a terminal (stdin and stderr both a terminal) and answer the prompt;\n\
+         \x20 - configure a reviewer that needs no terminal: [hooks] (a permission-request hook) or \
+         [auto_review] with --reviewer auto_review"
+    );
+    if command {
+        text.push_str(
+            ";\n  - or skip the prompt for this command: an allow rule (prefix_rule(..., \
+             decision=\"allow\") in a .rules file), or -a never (the command then runs in the \
+             sandbox without asking)",
+        );
+    }
+    Some(text)
+}

@@ -68,13 +68,58 @@ pub(super) fn hints(
             AskForApproval::OnRequest => "on-request does not retry a sandbox denial",
             _ => "this approval policy did not retry it",
         };
+        let pattern = git_rule_pattern(&record.command);
         hints.push(format!(
             "`.git` is read-only inside the sandbox (protected metadata), and {policy}. Ways \
              forward: rerun with --sandbox-permissions require_escalated --justification '...' \
              (a reviewer must agree to run it outside the sandbox); or allow it by a rule, \
-             e.g. prefix_rule(pattern=[\"git\", \"commit\"], decision=\"allow\") in \
+             e.g. prefix_rule(pattern={pattern}, decision=\"allow\") in \
              $AIRLOCK_HOME/rules/default.rules; or run git yourself outside Airlock"
         ));
     }
     hints
+}
+
+/// The rule pattern for the git command that failed, as a rules file spells it:
+/// `["git", SUBCOMMAND]` with the first word after `git` that is not an option (so the
+/// hint names `git init` for `git init`, never another command), or `["git"]`.
+fn git_rule_pattern(command: &[String]) -> String {
+    // git's global options that take the next word as their value.
+    const WITH_VALUE: [&str; 5] = ["-C", "-c", "--git-dir", "--work-tree", "--namespace"];
+    let mut words = vec!["git".to_owned()];
+    let mut rest = command.iter().skip(1);
+    while let Some(word) = rest.next() {
+        if WITH_VALUE.contains(&word.as_str()) {
+            rest.next();
+        } else if !word.starts_with('-') {
+            words.push(word.clone());
+            break;
+        }
+    }
+    serde_json::to_string(&words)
+        .unwrap_or_else(|_| "[\"git\"]".to_owned())
+        .replace("\",\"", "\", \"")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::git_rule_pattern;
+
+    #[test]
+    fn names_the_failed_subcommand() {
+        let argv = |words: &[&str]| words.iter().map(|w| (*w).to_owned()).collect::<Vec<_>>();
+        assert_eq!(
+            git_rule_pattern(&argv(&["git", "init"])),
+            r#"["git", "init"]"#
+        );
+        assert_eq!(
+            git_rule_pattern(&argv(&["/usr/bin/git", "--no-pager", "commit", "-m", "x"])),
+            r#"["git", "commit"]"#
+        );
+        assert_eq!(
+            git_rule_pattern(&argv(&["git", "-C", "sub", "init"])),
+            r#"["git", "init"]"#
+        );
+        assert_eq!(git_rule_pattern(&argv(&["git"])), r#"["git"]"#);
+    }
 }

@@ -141,11 +141,23 @@ pub(super) fn render(entry: &Value) -> String {
                 .map_or_else(|| "?".to_owned(), |k| safe(k)),
             _ => "?".to_owned(),
         };
+        // A missing reviewer is recorded with the spec's source `config` (nobody was asked);
+        // for a person that is not a decision of the configuration but its absence.
+        let no_reviewer = approval["decision"]["denied"]["rejection"]
+            .as_str()
+            .is_some_and(|reason| reason.starts_with(airlock_approval::NO_REVIEWER_AVAILABLE));
+        let by = if no_reviewer {
+            format!(
+                "— no reviewer available (nobody was asked; source {})",
+                text(&approval["source"])
+            )
+        } else {
+            format!("by {}", text(&approval["source"]))
+        };
         let _ = writeln!(
             out,
-            "  {}: {decision} by {} ({} ms)",
+            "  {}: {decision} {by} ({} ms)",
             text(&approval["phase"]),
-            text(&approval["source"]),
             approval["duration_ms"]
         );
     }

@@ -74,9 +74,13 @@ fn a_patch_naming_etc_passwd_is_refused_and_writes_nothing() {
     );
     let out = apply(&dirs, &[], patch(&body).as_bytes());
     assert_eq!(code(&out), 125, "{}", stderr(&out));
-    assert_eq!(
-        stderr(&out),
-        "airlock: approval required but no reviewer is available\n"
+    // Then the cause (no terminal) and the ways forward (issue 17).
+    assert!(
+        stderr(&out).starts_with(
+            "airlock: approval required but no reviewer is available\n  no terminal to ask on:"
+        ),
+        "{}",
+        stderr(&out)
     );
     let out = apply(&dirs, &["-a", "never"], patch(&body).as_bytes());
     assert_eq!(

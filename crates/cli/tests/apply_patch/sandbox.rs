@@ -47,9 +47,13 @@ fn a_symlinked_directory_to_outside_is_judged_by_the_kernel() {
     // The lexical check says "inside"; the sandbox refuses the write; the retry needs an
     // approval nobody can give here.
     assert_eq!(code(&out), 125, "{}", stderr(&out));
-    assert_eq!(
-        stderr(&out),
-        "airlock: approval required but no reviewer is available\n"
+    // Then the cause (no terminal) and the ways forward (issue 17).
+    assert!(
+        stderr(&out).starts_with(
+            "airlock: approval required but no reviewer is available\n  no terminal to ask on:"
+        ),
+        "{}",
+        stderr(&out)
     );
     assert!(!dirs.outside_path().join("planted.txt").exists());
     let record = dirs.audit().pop().unwrap();

@@ -107,6 +107,65 @@ fn an_unloadable_rules_file_fails_closed() {
     assert!(missing.policy().is_none());
 }
 
+/// Issue 17: while one file fails to load, the `forbidden` rules of the files that did
+/// load still refuse (naming the rule and the failed load); their `allow` and `prompt`
+/// rules do not apply, so everything else needs approval; a forbidden rule of the broken
+/// file itself is not used.
+#[test]
+fn forbidden_rules_of_loaded_files_survive_a_broken_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let good = dir.path().join("good.rules");
+    std::fs::write(
+        &good,
+        "prefix_rule(pattern=[\"rm\"], decision=\"forbidden\", justification=\"no deleting\")\n\
+         prefix_rule(pattern=[\"ls\"], decision=\"allow\")\n",
+    )
+    .unwrap();
+    let broken = dir.path().join("broken.rules");
+    std::fs::write(
+        &broken,
+        "prefix_rule(pattern=[\"cat\"], decision=\"forbidden\")\nprefix_rule(pattern=[\"x\"], decision=\"maybe\")\n",
+    )
+    .unwrap();
+    let manager = ExecPolicyManager::load_files(vec![good, broken]);
+    assert!(manager.policy().is_none());
+    let fs = workspace();
+    let decide = |words: &[&str]| {
+        let command = argv(words);
+        manager
+            .create_exec_approval_requirement_for_command(&ExecApprovalRequest {
+                command: &command,
+                approval_policy: AskForApproval::OnRequest,
+                file_system_sandbox_policy: &fs,
+                sandbox_permissions: SandboxPermissions::UseDefault,
+                prefix_rule: None,
+                cwd: Path::new(WS),
+                extra_safe_commands: &[],
+            })
+            .unwrap()
+    };
+    let rm = decide(&["rm", "-rf", "x"]);
+    let ExecApprovalRequirement::Forbidden { reason } = &rm.requirement else {
+        panic!("{:?}", rm.requirement);
+    };
+    assert!(reason.contains("no deleting"), "{reason}");
+    assert!(reason.contains("forbidden by rule [\"rm\"]"), "{reason}");
+    assert!(
+        reason.contains("another rules file failed to load"),
+        "{reason}"
+    );
+    assert!(rm.policy_unavailable.is_some());
+    // Inside a script too (the deny view).
+    assert!(matches!(
+        decide(&["bash", "-lc", "echo hi && rm -rf x"]).requirement,
+        ExecApprovalRequirement::Forbidden { .. }
+    ));
+    let ls = decide(&["ls"]);
+    assert!(is_needs_approval(&ls.requirement), "{:?}", ls.requirement);
+    assert!(ls.policy_unavailable.is_some());
+    assert!(is_needs_approval(&decide(&["cat", "f"]).requirement));
+}
+
 #[test]
 fn explicit_rules_replace_the_configured_ones() {
     let home = tempfile::tempdir().unwrap();
