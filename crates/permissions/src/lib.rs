@@ -29,6 +29,7 @@ mod git_metadata;
 mod inherit;
 mod legacy;
 mod materialize;
+pub mod network;
 mod overrides;
 mod paths;
 mod queries;
