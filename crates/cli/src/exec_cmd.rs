@@ -324,6 +324,9 @@ async fn run_exec(args: ExecArgs) -> Result<Finished, Refusal> {
         args.rules.clone(),
     ));
     let approval_config = ApprovalConfig::load(&config.table, &config.origin, &env.airlock_home)?;
+    let managed_network =
+        crate::managed_network::effective(&config, &env, &selected, &cwd, args.rules.clone())
+            .map_err(|error| Refusal(format!("{error:#}")))?;
     let linux_helper = std::env::current_exe()
         .map_err(|error| Refusal(format!("cannot locate the airlock executable: {error}")))?;
     let options = SessionOptions {
@@ -345,6 +348,8 @@ async fn run_exec(args: ExecArgs) -> Result<Finished, Refusal> {
                 bwrap_path: airlock_sandbox::bwrap_path_from_config(&config.table)?,
                 ..airlock_sandbox::SandboxManager::default()
             },
+            managed_network_active: managed_network.is_some(),
+            managed_network,
             ..SandboxSettings::default()
         },
         output: if args.json {

@@ -85,7 +85,8 @@ pub fn run(args: SandboxArgs) -> ExitCode {
 
 fn run_sandbox(args: SandboxArgs) -> anyhow::Result<i32> {
     let cwd = crate::common::working_directory(args.cd.as_deref())?;
-    let config = load_config(&crate::common::config_env()?, &args.overrides)?;
+    let config_env = crate::common::config_env()?;
+    let config = load_config(&config_env, &args.overrides)?;
     let selected = crate::common::select_profile(&config, args.profile.as_deref(), &cwd)?;
     crate::common::refuse_root_workspace(&cwd, selected.symbolic())?;
     for warning in &selected.warnings {
@@ -127,6 +128,7 @@ fn run_sandbox(args: SandboxArgs) -> anyhow::Result<i32> {
             {
                 return Ok(code);
             }
+            let helper_cwd = cwd.clone();
             let helper = HelperArgs {
                 sandbox_policy_cwd: cwd.clone(),
                 command_cwd: cwd,
@@ -136,6 +138,13 @@ fn run_sandbox(args: SandboxArgs) -> anyhow::Result<i32> {
                 apply_seccomp_then_exec: false,
                 bwrap_path: airlock_sandbox::bwrap_path_from_config(&config.table)?,
                 status_fd: None,
+                managed_network: crate::managed_network::effective(
+                    &config,
+                    &config_env,
+                    &selected,
+                    &helper_cwd,
+                    Vec::new(),
+                )?,
                 command: args.command,
             };
             if args.dry_run {
@@ -148,6 +157,17 @@ fn run_sandbox(args: SandboxArgs) -> anyhow::Result<i32> {
             }
             // Nobody above this process can tell bubblewrap's set-up failure from the
             // command's exit code, so the helper waits and reports it (exit 125).
+            if let Some(network) = helper.managed_network.clone() {
+                let proxy = crate::managed_network::RunningProxy::start(network)?;
+                let result = airlock_linux_sandbox::run_helper_with_proxy(
+                    &helper,
+                    Some(&env),
+                    &proxy.mount()?,
+                    true,
+                );
+                proxy.finish();
+                return Ok(result?);
+            }
             Ok(airlock_linux_sandbox::run_helper_reporting_setup(
                 &helper,
                 Some(&env),
@@ -199,7 +219,21 @@ fn describe_for_shell(
 pub fn run_helper_subcommand(args: impl Iterator<Item = OsString>) -> ExitCode {
     let result = HelperArgs::parse(args)
         .map_err(anyhow::Error::from)
-        .and_then(|helper| airlock_linux_sandbox::run_helper(&helper).map_err(anyhow::Error::from));
+        .and_then(|helper| match helper.managed_network.clone() {
+            // The proxy lives in this process for as long as the command runs.
+            Some(network) => {
+                let proxy = crate::managed_network::RunningProxy::start(network)?;
+                let result = airlock_linux_sandbox::run_helper_with_proxy(
+                    &helper,
+                    None,
+                    &proxy.mount()?,
+                    false,
+                );
+                proxy.finish();
+                result.map_err(anyhow::Error::from)
+            }
+            None => airlock_linux_sandbox::run_helper(&helper).map_err(anyhow::Error::from),
+        });
     match result {
         Ok(code) => ExitCode::from(u8::try_from(code).unwrap_or(1)),
         Err(error) => {

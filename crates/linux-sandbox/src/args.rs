@@ -14,6 +14,7 @@
 use std::ffi::{OsStr, OsString};
 use std::path::PathBuf;
 
+use airlock_permissions::network::ManagedNetwork;
 use airlock_protocol::PermissionProfile;
 
 /// Parsed helper arguments.
@@ -36,6 +37,9 @@ pub struct HelperArgs {
     /// Inherited descriptor on which the helper reports set-up failures and bubblewrap
     /// its JSON status (so the launcher can tell a set-up failure from the command's own).
     pub status_fd: Option<i32>,
+    /// The managed network (spec 12): the command runs in its own network namespace
+    /// behind the in-sandbox bridge to the proxy (`--managed-network JSON`).
+    pub managed_network: Option<ManagedNetwork>,
     /// The command, at least one element.
     pub command: Vec<OsString>,
 }
@@ -60,6 +64,9 @@ pub enum ArgsError {
     /// The profile JSON does not parse.
     #[error("airlock linux-sandbox: --permission-profile is not a valid permission profile: {0}")]
     Profile(#[from] serde_json::Error),
+    /// The managed network JSON does not parse.
+    #[error("airlock linux-sandbox: --managed-network is not a valid managed network: {0}")]
+    ManagedNetwork(serde_json::Error),
     /// A descriptor number does not parse.
     #[error("airlock linux-sandbox: --status-fd needs a descriptor number, not {0:?}")]
     BadFd(OsString),
@@ -78,6 +85,7 @@ impl HelperArgs {
         let (mut policy_cwd, mut command_cwd, mut profile) = (None, None, None);
         let (mut legacy, mut no_proc, mut inner) = (false, false, false);
         let (mut bwrap_path, mut status_fd) = (None, None);
+        let mut managed_network = None;
         let mut command = Vec::new();
         while let Some(arg) = args.next() {
             let mut value = |name: &str| {
@@ -95,6 +103,14 @@ impl HelperArgs {
                         .to_str()
                         .ok_or(ArgsError::NotUtf8("--permission-profile"))?;
                     profile = Some(serde_json::from_str(text)?);
+                }
+                Some("--managed-network") => {
+                    let raw = value("--managed-network")?;
+                    let text = raw
+                        .to_str()
+                        .ok_or(ArgsError::NotUtf8("--managed-network"))?;
+                    managed_network =
+                        Some(serde_json::from_str(text).map_err(ArgsError::ManagedNetwork)?);
                 }
                 Some("--use-legacy-landlock") => legacy = true,
                 Some("--no-proc") => no_proc = true,
@@ -128,6 +144,7 @@ impl HelperArgs {
             apply_seccomp_then_exec: inner,
             bwrap_path,
             status_fd,
+            managed_network,
             command,
         })
     }
@@ -163,6 +180,10 @@ impl HelperArgs {
             out.push("--status-fd".into());
             out.push(fd.to_string().into());
         }
+        if let Some(network) = &self.managed_network {
+            out.push("--managed-network".into());
+            out.push(serde_json::to_string(network).unwrap_or_default().into());
+        }
         out.push("--".into());
         out.extend(self.command.iter().cloned());
         out
@@ -192,6 +213,7 @@ mod tests {
             apply_seccomp_then_exec: true,
             bwrap_path: Some("/opt/bwrap".into()),
             status_fd: Some(7),
+            managed_network: Some(Default::default()),
             command: vec!["ls".into(), "--".into(), "-la".into()],
         };
         assert_eq!(HelperArgs::parse(args.to_args()).unwrap(), args);

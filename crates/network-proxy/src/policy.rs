@@ -206,7 +206,9 @@ impl NetworkPolicy {
         {
             return Err(refuse(
                 BlockReason::NotAllowedLocal,
-                "localhost is a loopback destination; local/private network addresses are blocked by the sandbox policy".into(),
+                format!(
+                    "{host}:{port} is a loopback destination that no allow entry names (with this port); local/private network addresses are blocked by the sandbox policy"
+                ),
             ));
         }
         if first_match(&self.network.allow, &host, port).is_none() {

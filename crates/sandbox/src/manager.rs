@@ -40,6 +40,9 @@ pub struct SandboxTransformRequest {
     pub windows_level: WindowsSandboxLevel,
     /// Route network only through the managed proxy (Seatbelt).
     pub enforce_managed_network: bool,
+    /// The managed network (spec 12): on Linux the helper starts the proxy and runs the
+    /// command in a network namespace behind it.
+    pub managed_network: Option<airlock_permissions::network::ManagedNetwork>,
 }
 
 /// What to spawn. Keeps the effective profile even for [`SandboxType::None`].
@@ -269,6 +272,7 @@ fn linux_helper_argv(
         apply_seccomp_then_exec: false,
         bwrap_path: bwrap_path.map(Path::to_path_buf),
         status_fd: None,
+        managed_network: request.managed_network.clone(),
         command: request.command.iter().map(Into::into).collect(),
     };
     std::iter::once(helper.to_string_lossy().into_owned())
@@ -347,6 +351,7 @@ mod tests {
             use_legacy_landlock: false,
             windows_level: WindowsSandboxLevel::RestrictedToken,
             enforce_managed_network: false,
+            managed_network: None,
         }
     }
 

@@ -34,6 +34,8 @@ pub struct SandboxAttempt {
     pub exec_server_permissions: PermissionProfile,
     /// Route network only through the managed proxy.
     pub enforce_managed_network: bool,
+    /// The managed network the launch runs behind (spec 12), if any.
+    pub managed_network: Option<airlock_permissions::network::ManagedNetwork>,
     /// The directory symbolic entries resolve against (the environment's cwd).
     pub sandbox_policy_cwd: PathBuf,
     /// The environment's workspace roots.
