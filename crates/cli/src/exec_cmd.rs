@@ -327,6 +327,7 @@ async fn run_exec(args: ExecArgs) -> Result<Finished, Refusal> {
     let managed_network =
         crate::managed_network::effective(&config, &env, &selected, &cwd, args.rules.clone())
             .map_err(|error| Refusal(format!("{error:#}")))?;
+    let managed_network_active = managed_network.is_some();
     let linux_helper = std::env::current_exe()
         .map_err(|error| Refusal(format!("cannot locate the airlock executable: {error}")))?;
     let options = SessionOptions {
@@ -414,6 +415,7 @@ async fn run_exec(args: ExecArgs) -> Result<Finished, Refusal> {
         &outcome.record,
         &outcome.result,
         network_enabled,
+        managed_network_active,
         approval_policy,
     );
     let finished = finish(outcome.result, outcome.record);

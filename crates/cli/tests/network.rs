@@ -330,3 +330,95 @@ fn network_rule_lines_feed_the_lists() {
         "{out}\n{err}"
     );
 }
+
+fn airlock_in(setup: &Setup, args: &[&str]) -> (String, String, Option<i32>) {
+    let out = Command::new(env!("CARGO_BIN_EXE_airlock"))
+        .args(args)
+        .current_dir(setup.ws.path())
+        .env("AIRLOCK_HOME", setup.home.path())
+        .env_remove("LD_LIBRARY_PATH")
+        .output()
+        .unwrap();
+    (
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+        out.status.code(),
+    )
+}
+
+#[test]
+fn permissions_show_and_explain_print_the_effective_network_rules() {
+    let setup = setup(
+        "mode = \"limited\"\n[permissions.net.network.domains]\n\"github.com:443\" = \"allow\"\n\"evil.test\" = \"deny\"\n",
+    );
+    std::fs::create_dir_all(setup.home.path().join("rules")).unwrap();
+    std::fs::write(
+        setup.home.path().join("rules/default.rules"),
+        "network_rule(host=\"pypi.org\", protocol=\"https\", decision=\"allow\")\n",
+    )
+    .unwrap();
+    let want = [
+        "network: managed proxy (mode limited, local destinations refused unless an IP literal or localhost is allowed by name)",
+        "  deny  evil.test (config)",
+        "  allow github.com:443 (config)",
+        "  allow pypi.org (network_rule)",
+    ];
+    let (show, err, _) = airlock_in(&setup, &["permissions", "show"]);
+    for line in want {
+        assert!(
+            show.lines().any(|l| l == line),
+            "{line:?} missing:\n{show}\n{err}"
+        );
+    }
+    let (explain, err, _) = airlock_in(&setup, &["explain", "--", "curl", "https://github.com"]);
+    for line in want {
+        assert!(
+            explain.lines().any(|l| l == line),
+            "{line:?} missing:\n{explain}\n{err}"
+        );
+    }
+}
+
+#[test]
+fn an_invalid_domains_entry_is_a_load_error_naming_it() {
+    let setup = setup("[permissions.net.network.domains]\n\"github.com:99999\" = \"allow\"\n");
+    let (_, err, code) = airlock_in(&setup, &["sandbox", "--", "true"]);
+    assert_ne!(code, Some(0));
+    assert!(
+        err.contains(
+            "invalid host pattern `github.com:99999`: port must be a number from 1 to 65535"
+        ) && err.contains("permissions.net.network.domains.\"github.com:99999\""),
+        "{err}"
+    );
+}
+
+#[test]
+fn exec_runs_behind_the_proxy_and_hints_when_a_program_bypasses_it() {
+    let port = origin();
+    let setup = setup(&format!(
+        "[permissions.net.network.domains]\n\"localhost:{port}\" = \"allow\"\n"
+    ));
+    let url = format!("http://localhost:{port}/");
+    let (out, err, code) = airlock_in(&setup, &["exec", "--", "curl", "-sS", "-m", "10", &url]);
+    assert_eq!(code, Some(0), "{out}\n{err}");
+    assert_eq!(out, format!("origin {port}\n"));
+    let (out, err, _) = airlock_in(
+        &setup,
+        &[
+            "exec",
+            "--",
+            "curl",
+            "-sS",
+            "-m",
+            "10",
+            "--noproxy",
+            "*",
+            &url,
+        ],
+    );
+    assert!(!out.contains("origin"), "{out}");
+    assert!(
+        err.contains("airlock: hint: the command seems to have failed reaching the network; under this profile the sandbox reaches the network only through Airlock's proxy"),
+        "{err}"
+    );
+}
