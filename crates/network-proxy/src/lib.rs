@@ -7,13 +7,15 @@
 //! (the sandbox launcher does), enforce that a command cannot bypass it (the Linux
 //! sandbox's network namespace does), or terminate TLS (tunnels are opaque bytes).
 //!
-//! Current limitations: no network approvals yet (a `not_allowed` miss is refused at
-//! once); HTTP forwarding handles one request per client connection; SOCKS5 offers only
+//! Current limitations: approvals are a [`approval::NetworkDecider`] hook that nothing in
+//! the launchers wires to a session's reviewer chain yet (the proxy lives in the helper
+//! process, so a `not_allowed` miss is refused at once there); HTTP forwarding handles one request per client connection; SOCKS5 offers only
 //! "no authentication"; response headers are passed through as the server sent them.
 //!
 //! [`ManagedNetwork`]: airlock_permissions::network::ManagedNetwork
 
 pub mod address;
+pub mod approval;
 mod http;
 pub mod policy;
 mod server;

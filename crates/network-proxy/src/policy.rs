@@ -17,6 +17,7 @@ use std::net::IpAddr;
 use std::net::SocketAddr;
 use std::pin::Pin;
 use std::sync::Arc;
+use std::sync::RwLock;
 use std::time::Duration;
 
 use airlock_permissions::network::CanonicalHost;
@@ -24,9 +25,16 @@ use airlock_permissions::network::ManagedNetwork;
 use airlock_permissions::network::NetworkEntry;
 use airlock_permissions::network::canonicalize_host;
 
+use airlock_permissions::network::EntrySource;
+use airlock_permissions::network::HostPattern;
+
 use crate::address::is_metadata;
 use crate::address::non_public_reason;
 use crate::address::own_addresses;
+use crate::approval::Approvals;
+use crate::approval::NetworkApprovalDecision;
+use crate::approval::NetworkApprovalRequest;
+use crate::approval::NetworkDecider;
 
 /// Codex's reason codes (`reasons.rs`), also used in blocked-request events.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -55,7 +63,7 @@ impl BlockReason {
 }
 
 /// The traffic a request is (Codex's protocol labels).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Protocol {
     /// Plain HTTP forwarding.
     Http,
@@ -128,9 +136,11 @@ pub fn system_resolver() -> Resolver {
 /// resolver.
 #[derive(Clone)]
 pub struct NetworkPolicy {
-    network: ManagedNetwork,
+    network: Arc<RwLock<ManagedNetwork>>,
     own: Vec<IpAddr>,
     resolver: Resolver,
+    decider: Option<Arc<dyn NetworkDecider>>,
+    approvals: Arc<Approvals>,
 }
 
 impl std::fmt::Debug for NetworkPolicy {
@@ -147,10 +157,19 @@ impl NetworkPolicy {
     #[must_use]
     pub fn new(network: ManagedNetwork) -> Self {
         Self {
-            network,
+            network: Arc::new(RwLock::new(network)),
             own: own_addresses(),
             resolver: system_resolver(),
+            decider: None,
+            approvals: Arc::new(Approvals::default()),
         }
+    }
+
+    /// Asks `decider` about `not_allowed` requests instead of refusing them at once.
+    #[must_use]
+    pub fn with_decider(mut self, decider: Arc<dyn NetworkDecider>) -> Self {
+        self.decider = Some(decider);
+        self
     }
 
     /// Replaces the resolver (tests: a name that resolves to loopback).
@@ -160,17 +179,32 @@ impl NetworkPolicy {
         self
     }
 
-    /// The managed network.
+    /// Requests held for a network approval right now (status and tests).
     #[must_use]
-    pub const fn network(&self) -> &ManagedNetwork {
-        &self.network
+    pub fn held_for_approval(&self) -> usize {
+        self.approvals.held()
+    }
+
+    /// A snapshot of the live managed network (amendments included).
+    #[must_use]
+    pub fn network(&self) -> ManagedNetwork {
+        self.network
+            .read()
+            .map(|network| network.clone())
+            .unwrap_or_default()
     }
 
     /// Decides one request and returns the checked addresses to dial, in resolver order.
     ///
     /// # Errors
     /// A [`Refusal`] with its reason and the rule or address behind it.
-    pub async fn check(&self, raw_host: &str, port: u16) -> Result<Vec<SocketAddr>, Refusal> {
+    pub async fn check(
+        &self,
+        raw_host: &str,
+        port: u16,
+        protocol: Protocol,
+    ) -> Result<Vec<SocketAddr>, Refusal> {
+        let network = self.network();
         let shown = raw_host.escape_debug().to_string();
         let refuse = |reason, detail: String| Refusal {
             reason,
@@ -186,7 +220,7 @@ impl NetworkPolicy {
                 "port 0 is not a destination".into(),
             ));
         }
-        if let Some(entry) = first_match(&self.network.deny, &host, port) {
+        if let Some(entry) = first_match(&network.deny, &host, port) {
             return Err(refuse(
                 BlockReason::Denied,
                 format!("matches deny entry `{}`", entry.pattern),
@@ -198,11 +232,11 @@ impl NetworkPolicy {
             CanonicalHost::Name(_) => None,
         };
         if let Some(ip) = literal_ip {
-            self.check_address(ip, port, &host)
+            check_address(&network, &self.own, ip, port)
                 .map_err(|detail| refuse(BlockReason::NotAllowedLocal, detail))?;
         } else if host.is_localhost()
-            && !self.named_exactly(&host, port)
-            && !self.network.allow_local_binding
+            && !named_exactly(&network, &host, port)
+            && !network.allow_local_binding
         {
             return Err(refuse(
                 BlockReason::NotAllowedLocal,
@@ -211,7 +245,12 @@ impl NetworkPolicy {
                 ),
             ));
         }
-        if first_match(&self.network.allow, &host, port).is_none() {
+        if first_match(&network.allow, &host, port).is_none()
+            && !self
+                .approved(&host, port, protocol)
+                .await
+                .map_err(|denied| refuse(denied.0, denied.1))?
+        {
             return Err(refuse(
                 BlockReason::NotAllowed,
                 format!(
@@ -245,7 +284,7 @@ impl NetworkPolicy {
         }
         for addr in &resolved {
             let ip = addr.ip();
-            if let Some(entry) = first_match(&self.network.deny, &CanonicalHost::Ip(ip), port) {
+            if let Some(entry) = first_match(&network.deny, &CanonicalHost::Ip(ip), port) {
                 return Err(refuse(
                     BlockReason::Denied,
                     format!(
@@ -260,10 +299,10 @@ impl NetworkPolicy {
                     format!("{host} resolves to {ip}, which is not loopback"),
                 ));
             }
-            if host.is_localhost() && self.named_exactly(&host, port) {
+            if host.is_localhost() && named_exactly(&network, &host, port) {
                 continue;
             }
-            self.check_address(ip, port, &host).map_err(|detail| {
+            check_address(&network, &self.own, ip, port).map_err(|detail| {
                 refuse(
                     BlockReason::NotAllowedLocal,
                     format!("resolves to {ip}: {detail}"),
@@ -273,33 +312,92 @@ impl NetworkPolicy {
         Ok(resolved)
     }
 
-    /// An allow entry names `host` exactly (no wildcard), covering `port`.
-    fn named_exactly(&self, host: &CanonicalHost, port: u16) -> bool {
-        self.network.allow.iter().any(|entry| {
-            entry.pattern.names_exactly(host) && entry.pattern.port().is_none_or(|p| p == port)
-        })
+    /// Asks the decider (if any) about a host no allow entry covers: `Ok(true)` to go on,
+    /// `Ok(false)` when nobody can be asked, `Err` for a refusal by the decider.
+    async fn approved(
+        &self,
+        host: &CanonicalHost,
+        port: u16,
+        protocol: Protocol,
+    ) -> Result<bool, (BlockReason, String)> {
+        let Some(decider) = &self.decider else {
+            return Ok(false);
+        };
+        let request = NetworkApprovalRequest {
+            host: host.to_string(),
+            protocol,
+            port,
+        };
+        let decision = self.approvals.decide(decider, request).await;
+        let amend = |allow: bool| {
+            let Ok(pattern) = HostPattern::parse(&host.to_string()) else {
+                return;
+            };
+            if let Ok(mut network) = self.network.write() {
+                let entry = airlock_permissions::network::NetworkEntry {
+                    pattern,
+                    source: EntrySource::Session,
+                };
+                if allow {
+                    network.allow.push(entry);
+                } else {
+                    network.deny.push(entry);
+                }
+            }
+        };
+        match decision {
+            NetworkApprovalDecision::AllowHost => amend(true),
+            NetworkApprovalDecision::DenyHost => {
+                amend(false);
+                return Err((
+                    BlockReason::Denied,
+                    format!("{host} was denied by the reviewer, and added to the deny list"),
+                ));
+            }
+            NetworkApprovalDecision::Denied => {
+                return Err((
+                    BlockReason::NotAllowed,
+                    format!(
+                        "{host}:{port} is not on the allow list, and the reviewer denied access"
+                    ),
+                ));
+            }
+            NetworkApprovalDecision::Approved | NetworkApprovalDecision::ApprovedForSession => {}
+        }
+        Ok(true)
     }
+}
 
-    /// `Err(detail)` when `ip` is a destination the policy refuses.
-    fn check_address(&self, ip: IpAddr, port: u16, _host: &CanonicalHost) -> Result<(), String> {
-        let literal = CanonicalHost::Ip(ip);
-        if self.named_exactly(&literal, port) {
-            return Ok(());
-        }
-        if is_metadata(ip) {
-            return Err(format!(
-                "{ip} is a cloud metadata address; blocked by the sandbox policy"
-            ));
-        }
-        if self.network.allow_local_binding {
-            return Ok(());
-        }
-        match non_public_reason(ip, &self.own) {
-            Some(reason) => Err(format!(
-                "{ip} is {reason}; local/private network addresses are blocked by the sandbox policy (allow the IP literal by name to reach it)"
-            )),
-            None => Ok(()),
-        }
+/// An allow entry names `host` exactly (no wildcard), covering `port`.
+fn named_exactly(network: &ManagedNetwork, host: &CanonicalHost, port: u16) -> bool {
+    network.allow.iter().any(|entry| {
+        entry.pattern.names_exactly(host) && entry.pattern.port().is_none_or(|p| p == port)
+    })
+}
+
+/// `Err(detail)` when `ip` is a destination the policy refuses.
+fn check_address(
+    network: &ManagedNetwork,
+    own: &[IpAddr],
+    ip: IpAddr,
+    port: u16,
+) -> Result<(), String> {
+    if named_exactly(network, &CanonicalHost::Ip(ip), port) {
+        return Ok(());
+    }
+    if is_metadata(ip) {
+        return Err(format!(
+            "{ip} is a cloud metadata address; blocked by the sandbox policy"
+        ));
+    }
+    if network.allow_local_binding {
+        return Ok(());
+    }
+    match non_public_reason(ip, own) {
+        Some(reason) => Err(format!(
+            "{ip} is {reason}; local/private network addresses are blocked by the sandbox policy (allow the IP literal by name to reach it)"
+        )),
+        None => Ok(()),
     }
 }
 

@@ -71,7 +71,7 @@ impl Shared {
         port: u16,
         protocol: Protocol,
     ) -> Result<TcpStream, Option<Refusal>> {
-        let addrs = match self.policy.check(host, port).await {
+        let addrs = match self.policy.check(host, port, protocol).await {
             Ok(addrs) => addrs,
             Err(refusal) => {
                 self.record(&refusal, protocol);
@@ -105,6 +105,12 @@ impl std::fmt::Debug for ProxyHandle {
 }
 
 impl ProxyHandle {
+    /// The policy being served (live lists, held approvals).
+    #[must_use]
+    pub fn policy(&self) -> &NetworkPolicy {
+        &self.shared.policy
+    }
+
     /// Every request refused so far, oldest first.
     #[must_use]
     pub fn blocked(&self) -> Vec<BlockedRequest> {
