@@ -422,3 +422,102 @@ fn exec_runs_behind_the_proxy_and_hints_when_a_program_bypasses_it() {
         "{err}"
     );
 }
+
+/// A static file server over `dir` on loopback (python3's `http.server`), killed on drop.
+struct FileServer {
+    child: std::process::Child,
+    port: u16,
+}
+
+impl Drop for FileServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn file_server(dir: &Path) -> FileServer {
+    let port = {
+        let probe = TcpListener::bind("127.0.0.1:0").unwrap();
+        probe.local_addr().unwrap().port()
+    };
+    let child = Command::new("python3")
+        .args([
+            "-m",
+            "http.server",
+            &port.to_string(),
+            "--bind",
+            "127.0.0.1",
+        ])
+        .current_dir(dir)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("these tests need python3");
+    for _ in 0..400 {
+        if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
+            return FileServer { child, port };
+        }
+        std::thread::sleep(Duration::from_millis(25));
+    }
+    panic!("the file server did not start");
+}
+
+#[test]
+fn git_clone_over_http_goes_through_the_proxy() {
+    let served = tempfile::Builder::new()
+        .prefix("airlock-net-git-")
+        .tempdir_in("/var/tmp")
+        .unwrap();
+    let git = |args: &[&str], dir: &Path| {
+        let ok = Command::new("git")
+            .args(args)
+            .current_dir(dir)
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("HOME", served.path())
+            .status()
+            .unwrap();
+        assert!(ok.success(), "git {args:?}");
+    };
+    let work = served.path().join("work");
+    std::fs::create_dir(&work).unwrap();
+    git(&["init", "-q"], &work);
+    std::fs::write(work.join("hello.txt"), "through the proxy\n").unwrap();
+    git(&["add", "hello.txt"], &work);
+    git(
+        &[
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@t",
+            "commit",
+            "-qm",
+            "one",
+        ],
+        &work,
+    );
+    git(
+        &["clone", "-q", "--bare", "work", "repo.git"],
+        served.path(),
+    );
+    git(&["update-server-info"], &served.path().join("repo.git"));
+    let server = file_server(served.path());
+    let port = server.port;
+    let setup = setup(&format!(
+        "[permissions.net.network.domains]\n\"localhost:{port}\" = \"allow\"\n"
+    ));
+    let (out, err) = run(
+        &setup,
+        &format!(
+            "git clone -q http://localhost:{port}/repo.git cloned && cat cloned/hello.txt; \
+             git clone -q http://127.0.0.1:{port}/repo.git refused; echo \"refused rc=$?\""
+        ),
+    );
+    assert!(out.contains("through the proxy"), "{out}\n{err}");
+    assert!(out.contains("refused rc=128"), "{out}\n{err}");
+    assert!(setup.ws.path().join("cloned/hello.txt").exists());
+    assert!(
+        err.contains("Network access to \"127.0.0.1\" was blocked"),
+        "{err}"
+    );
+}
