@@ -521,3 +521,29 @@ fn git_clone_over_http_goes_through_the_proxy() {
         "{err}"
     );
 }
+
+#[test]
+fn proxy_connect_tunnels_stdio_for_ssh_and_is_refused_for_other_hosts() {
+    let port = origin();
+    let setup = setup(&format!(
+        "[permissions.net.network.domains]\n\"localhost:{port}\" = \"allow\"\n"
+    ));
+    let (out, err) = run(
+        &setup,
+        &format!(
+            "echo \"$GIT_SSH_COMMAND\"; \
+             printf 'GET / HTTP/1.0\\r\\n\\r\\n' | /dev/.airlock-bridge proxy-connect localhost {port}; \
+             printf x | /dev/.airlock-bridge proxy-connect localhost 22; echo \"refused rc=$?\""
+        ),
+    );
+    assert!(
+        out.contains("ssh -o ProxyCommand='/dev/.airlock-bridge proxy-connect %h %p'"),
+        "{out}"
+    );
+    assert!(out.contains(&format!("origin {port}")), "{out}\n{err}");
+    assert!(out.contains("refused rc=1"), "{out}\n{err}");
+    assert!(
+        err.contains("airlock proxy-connect: Network access to \"localhost\" was blocked"),
+        "{err}"
+    );
+}

@@ -155,6 +155,16 @@ fn compile_merged(
     let (network, network_proxy, managed_network) =
         compiler.network(merged.table.get("network"))?;
     let external = merged.built_in_base.as_deref() == Some(EXTERNAL_SANDBOX);
+    let managed_network = if external && managed_network.is_some() {
+        // The external sandbox owns the network; Airlock's proxy would not be in the path.
+        compiler.warn(format!(
+            "`{}` is not enforced under an external sandbox (Airlock runs no sandbox or proxy there); extend `:workspace` to use the managed network",
+            key_path(&["permissions", &merged.id, "network", "domains"])
+        ));
+        None
+    } else {
+        managed_network
+    };
     let profile = if external {
         if merged.table.contains_key("filesystem") {
             return Err(config.error(
