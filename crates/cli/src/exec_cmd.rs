@@ -328,6 +328,23 @@ async fn run_exec(args: ExecArgs) -> Result<Finished, Refusal> {
         crate::managed_network::effective(&config, &env, &selected, &cwd, args.rules.clone())
             .map_err(|error| Refusal(format!("{error:#}")))?;
     let managed_network_active = managed_network.is_some();
+    // The session's proxy: unlisted hosts are asked about through the session's reviewers.
+    let session_slot = crate::network_approval::SessionSlot::default();
+    let proxy = match managed_network.clone() {
+        Some(network) => Some(
+            crate::managed_network::RunningProxy::start_with(
+                airlock_network_proxy::NetworkPolicy::new(network).with_decider(
+                    std::sync::Arc::new(crate::network_approval::SessionDecider {
+                        session: std::sync::Arc::clone(&session_slot),
+                        cwd: cwd.clone(),
+                        profile: selected.materialized(),
+                    }),
+                ),
+            )
+            .map_err(|error| Refusal(format!("{error:#}")))?,
+        ),
+        None => None,
+    };
     let linux_helper = std::env::current_exe()
         .map_err(|error| Refusal(format!("cannot locate the airlock executable: {error}")))?;
     let options = SessionOptions {
@@ -351,6 +368,7 @@ async fn run_exec(args: ExecArgs) -> Result<Finished, Refusal> {
             },
             managed_network_active: managed_network.is_some(),
             managed_network,
+            network_proxy_dir: proxy.as_ref().map(|proxy| proxy.dir().to_path_buf()),
             ..SandboxSettings::default()
         },
         output: if args.json {
@@ -378,6 +396,9 @@ async fn run_exec(args: ExecArgs) -> Result<Finished, Refusal> {
         exec_policy,
         interactive.then_some(events_tx),
     );
+    if let Ok(mut slot) = session_slot.lock() {
+        *slot = Some(std::sync::Arc::downgrade(session.approvals()));
+    }
     for warning in selected.warnings.iter().chain(session.warnings()) {
         eprintln!("airlock: warning: {warning}");
     }
@@ -403,6 +424,9 @@ async fn run_exec(args: ExecArgs) -> Result<Finished, Refusal> {
     };
     let outcome = session.exec(&turn, call).await;
     session.approvals().end_turn();
+    if let Some(proxy) = proxy {
+        proxy.finish();
+    }
     drop(session);
     let _ = answering.await;
     if let Some(error) = &outcome.audit_error {

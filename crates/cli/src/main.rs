@@ -11,6 +11,7 @@ mod execpolicy_cmd;
 mod explain_cmd;
 mod instructions_cmd;
 mod managed_network;
+mod network_approval;
 mod permissions_cmd;
 mod program;
 mod sandbox_cmd;

@@ -74,6 +74,14 @@ impl RunningProxy {
     /// # Errors
     /// The directory or socket cannot be created.
     pub(crate) fn start(network: ManagedNetwork) -> anyhow::Result<Self> {
+        Self::start_with(NetworkPolicy::new(network))
+    }
+
+    /// [`Self::start`] with a policy of the caller's (e.g. one with a decider).
+    ///
+    /// # Errors
+    /// The directory or socket cannot be created.
+    pub(crate) fn start_with(policy: NetworkPolicy) -> anyhow::Result<Self> {
         let base = std::env::var_os("XDG_RUNTIME_DIR")
             .map(PathBuf::from)
             .filter(|dir| dir.is_absolute() && dir.is_dir())
@@ -90,9 +98,14 @@ impl RunningProxy {
         let socket = dir
             .path()
             .join(airlock_linux_sandbox::bridge::PROXY_SOCKET_NAME);
-        let handle = airlock_network_proxy::start(NetworkPolicy::new(network), &socket)
+        let handle = airlock_network_proxy::start(policy, &socket)
             .with_context(|| format!("cannot start the network proxy on {}", socket.display()))?;
         Ok(Self { dir, handle })
+    }
+
+    /// The private directory holding the proxy socket.
+    pub(crate) fn dir(&self) -> &Path {
+        self.dir.path()
     }
 
     /// What the launch binds into the sandbox.

@@ -138,6 +138,7 @@ fn run_sandbox(args: SandboxArgs) -> anyhow::Result<i32> {
                 apply_seccomp_then_exec: false,
                 bwrap_path: airlock_sandbox::bwrap_path_from_config(&config.table)?,
                 status_fd: None,
+                network_proxy_dir: None,
                 managed_network: crate::managed_network::effective(
                     &config,
                     &config_env,
@@ -220,6 +221,16 @@ pub fn run_helper_subcommand(args: impl Iterator<Item = OsString>) -> ExitCode {
     let result = HelperArgs::parse(args)
         .map_err(anyhow::Error::from)
         .and_then(|helper| match helper.managed_network.clone() {
+            // The launcher's proxy (it may hold requests for the session's approval).
+            Some(_) if helper.network_proxy_dir.is_some() => {
+                let mount = airlock_linux_sandbox::ProxyMount {
+                    socket_dir: helper.network_proxy_dir.clone().unwrap_or_default(),
+                    bridge_exe: std::env::current_exe()
+                        .context("cannot locate the airlock executable")?,
+                };
+                airlock_linux_sandbox::run_helper_with_proxy(&helper, None, &mount, false)
+                    .map_err(anyhow::Error::from)
+            }
             // The proxy lives in this process for as long as the command runs.
             Some(network) => {
                 let proxy = crate::managed_network::RunningProxy::start(network)?;

@@ -547,3 +547,102 @@ fn proxy_connect_tunnels_stdio_for_ssh_and_is_refused_for_other_hosts() {
         "{err}"
     );
 }
+
+/// A `PermissionRequest` hook that logs its input and answers `behavior`.
+fn hook(setup: &Setup, behavior: &str) -> (String, std::path::PathBuf) {
+    let log = setup.home.path().join("hook.log");
+    let script = setup.home.path().join("hook.sh");
+    std::fs::write(
+        &script,
+        format!(
+            "tr -d '\\n' >> '{log}'\necho >> '{log}'\necho '{{\"hookSpecificOutput\":{{\"hookEventName\":\"PermissionRequest\",\"decision\":{{\"behavior\":\"{behavior}\",\"message\":\"hook says {behavior}\"}}}}}}'\n",
+            log = log.display()
+        ),
+    )
+    .unwrap();
+    (
+        format!(
+            "[[hooks.permission_request]]\nmatcher = \"*\"\ncommand = \"sh '{}'\"\ntimeout = 20\n",
+            script.display()
+        ),
+        log,
+    )
+}
+
+fn exec_setup(port_allowed_by_hook: bool) -> (Setup, std::path::PathBuf, u16) {
+    let port = origin();
+    // `allow_local_binding` lets a loopback origin stand in for an unlisted public host.
+    let setup = setup(
+        "allow_local_binding = true\n[permissions.net.network.domains]\n\"unused.test\" = \"allow\"\n",
+    );
+    let (hooks, log) = hook(
+        &setup,
+        if port_allowed_by_hook {
+            "allow"
+        } else {
+            "deny"
+        },
+    );
+    let config = std::fs::read_to_string(setup.home.path().join("config.toml")).unwrap();
+    std::fs::write(
+        setup.home.path().join("config.toml"),
+        format!("{config}{hooks}"),
+    )
+    .unwrap();
+    (setup, log, port)
+}
+
+#[test]
+fn exec_asks_the_session_reviewers_about_an_unlisted_host() {
+    let (setup, log, port) = exec_setup(true);
+    let url = format!("http://localhost:{port}/");
+    let (out, err, code) = airlock_in(
+        &setup,
+        &[
+            "exec",
+            "--",
+            "sh",
+            "-c",
+            &format!("curl -sS -m 20 {url}; curl -sS -m 20 {url}"),
+        ],
+    );
+    assert_eq!(code, Some(0), "{out}\n{err}");
+    assert_eq!(out, format!("origin {port}\norigin {port}\n"), "{err}");
+    let asked = std::fs::read_to_string(&log).unwrap();
+    let network_questions: Vec<&str> = asked
+        .lines()
+        .filter(|line| line.contains(&format!("network-access http://localhost:{port}")))
+        .collect();
+    assert_eq!(
+        network_questions.len(),
+        2,
+        "`approved` is once per request: {asked}"
+    );
+}
+
+#[test]
+fn exec_refuses_an_unlisted_host_the_reviewer_denies_and_never_asks_under_never() {
+    let (setup, log, port) = exec_setup(false);
+    let url = format!("http://localhost:{port}/");
+    let (out, err, _) = airlock_in(&setup, &["exec", "--", "curl", "-sS", "-m", "20", &url]);
+    assert!(
+        out.contains("the reviewer denied access (not_allowed)"),
+        "{out}\n{err}"
+    );
+    assert!(
+        std::fs::read_to_string(&log)
+            .unwrap()
+            .contains("network-access")
+    );
+    std::fs::remove_file(&log).unwrap();
+    let (out, err, _) = airlock_in(
+        &setup,
+        &["exec", "-a", "never", "--", "curl", "-sS", "-m", "20", &url],
+    );
+    assert!(out.contains("(not_allowed)"), "{out}\n{err}");
+    let asked = std::fs::read_to_string(&log).unwrap_or_default();
+    assert!(
+        !asked.contains("network-access"),
+        "never asks under `never`: {asked}"
+    );
+}

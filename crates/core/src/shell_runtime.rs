@@ -135,6 +135,7 @@ impl ToolRuntime<ShellRequest> for ShellRuntime {
                 windows_level: attempt.windows_level,
                 enforce_managed_network: attempt.enforce_managed_network,
                 managed_network: attempt.managed_network.clone(),
+                network_proxy_dir: attempt.network_proxy_dir.clone(),
             })
             .map_err(crate::orchestrator::ExecError::from)?;
         let output = spawn_and_collect(&launch, self.output).await?;

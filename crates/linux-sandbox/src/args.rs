@@ -40,6 +40,9 @@ pub struct HelperArgs {
     /// The managed network (spec 12): the command runs in its own network namespace
     /// behind the in-sandbox bridge to the proxy (`--managed-network JSON`).
     pub managed_network: Option<ManagedNetwork>,
+    /// The socket directory of a proxy that already runs for this session (the launcher's,
+    /// which can hold requests for approval); without it the helper starts its own proxy.
+    pub network_proxy_dir: Option<PathBuf>,
     /// The command, at least one element.
     pub command: Vec<OsString>,
 }
@@ -86,6 +89,7 @@ impl HelperArgs {
         let (mut legacy, mut no_proc, mut inner) = (false, false, false);
         let (mut bwrap_path, mut status_fd) = (None, None);
         let mut managed_network = None;
+        let mut network_proxy_dir = None;
         let mut command = Vec::new();
         while let Some(arg) = args.next() {
             let mut value = |name: &str| {
@@ -111,6 +115,9 @@ impl HelperArgs {
                         .ok_or(ArgsError::NotUtf8("--managed-network"))?;
                     managed_network =
                         Some(serde_json::from_str(text).map_err(ArgsError::ManagedNetwork)?);
+                }
+                Some("--network-proxy-dir") => {
+                    network_proxy_dir = Some(PathBuf::from(value("--network-proxy-dir")?));
                 }
                 Some("--use-legacy-landlock") => legacy = true,
                 Some("--no-proc") => no_proc = true,
@@ -145,6 +152,7 @@ impl HelperArgs {
             bwrap_path,
             status_fd,
             managed_network,
+            network_proxy_dir,
             command,
         })
     }
@@ -184,6 +192,10 @@ impl HelperArgs {
             out.push("--managed-network".into());
             out.push(serde_json::to_string(network).unwrap_or_default().into());
         }
+        if let Some(dir) = &self.network_proxy_dir {
+            out.push("--network-proxy-dir".into());
+            out.push(dir.clone().into());
+        }
         out.push("--".into());
         out.extend(self.command.iter().cloned());
         out
@@ -214,6 +226,7 @@ mod tests {
             bwrap_path: Some("/opt/bwrap".into()),
             status_fd: Some(7),
             managed_network: Some(Default::default()),
+            network_proxy_dir: Some("/run/airlock-net-x".into()),
             command: vec!["ls".into(), "--".into(), "-la".into()],
         };
         assert_eq!(HelperArgs::parse(args.to_args()).unwrap(), args);

@@ -43,6 +43,8 @@ pub struct SandboxTransformRequest {
     /// The managed network (spec 12): on Linux the helper starts the proxy and runs the
     /// command in a network namespace behind it.
     pub managed_network: Option<airlock_permissions::network::ManagedNetwork>,
+    /// The socket directory of the session's running proxy, if the launcher runs one.
+    pub network_proxy_dir: Option<PathBuf>,
 }
 
 /// What to spawn. Keeps the effective profile even for [`SandboxType::None`].
@@ -273,6 +275,7 @@ fn linux_helper_argv(
         bwrap_path: bwrap_path.map(Path::to_path_buf),
         status_fd: None,
         managed_network: request.managed_network.clone(),
+        network_proxy_dir: request.network_proxy_dir.clone(),
         command: request.command.iter().map(Into::into).collect(),
     };
     std::iter::once(helper.to_string_lossy().into_owned())
@@ -352,6 +355,7 @@ mod tests {
             windows_level: WindowsSandboxLevel::RestrictedToken,
             enforce_managed_network: false,
             managed_network: None,
+            network_proxy_dir: None,
         }
     }
 

@@ -192,6 +192,7 @@ impl ToolRuntime<PatchRequest> for PatchRuntime {
                 windows_level: attempt.windows_level,
                 enforce_managed_network: attempt.enforce_managed_network,
                 managed_network: attempt.managed_network.clone(),
+                network_proxy_dir: attempt.network_proxy_dir.clone(),
             })
             .map_err(ExecError::from)?;
         let request = HelperRequest {
