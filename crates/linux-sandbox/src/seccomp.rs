@@ -405,7 +405,11 @@ mod tests {
 
     #[test]
     fn programs_compile_with_the_abi_guard_first() {
-        for mode in [NetworkSeccompMode::Enabled, NetworkSeccompMode::Restricted] {
+        for mode in [
+            NetworkSeccompMode::Enabled,
+            NetworkSeccompMode::Restricted,
+            NetworkSeccompMode::ProxyRouted,
+        ] {
             let program = build_filter(mode).unwrap();
             assert!(program.len() > 10);
             if cfg!(target_arch = "x86_64") {
