@@ -247,16 +247,27 @@ pub fn prepare_bwrap(
         }
     }
     if let Some(proxy) = proxy {
-        // After `--dev /dev`: bubblewrap creates both mount points in its own /dev tmpfs,
-        // nothing is created on the host.
-        argv.extend([
-            OsString::from("--ro-bind"),
-            proxy.socket_dir.clone().into(),
-            crate::bridge::PROXY_SOCKET_DIR.into(),
-            "--ro-bind".into(),
-            proxy.bridge_exe.clone().into(),
-            crate::bridge::BRIDGE_EXE.into(),
-        ]);
+        // Right after `--dev /dev`: bubblewrap creates both mount points in its own /dev
+        // tmpfs, never on the host (a later bind over /dev would hide them and the launch
+        // would fail, not write into the host's /dev).
+        let at = argv
+            .windows(2)
+            .position(|pair| pair[0] == "--dev" && pair[1] == "/dev")
+            .map(|index| index + 2)
+            .ok_or(LaunchError::Unsupported(
+                "the mount plan has no private /dev for the network bridge",
+            ))?;
+        argv.splice(
+            at..at,
+            [
+                OsString::from("--ro-bind"),
+                proxy.socket_dir.clone().into(),
+                crate::bridge::PROXY_SOCKET_DIR.into(),
+                "--ro-bind".into(),
+                proxy.bridge_exe.clone().into(),
+                crate::bridge::BRIDGE_EXE.into(),
+            ],
+        );
     }
     let [userns, clone3] = build_userns_filters()?;
     let mut seccomp_fds = Vec::with_capacity(3);
