@@ -425,7 +425,12 @@ async fn run_exec(args: ExecArgs) -> Result<Finished, Refusal> {
     let outcome = session.exec(&turn, call).await;
     session.approvals().end_turn();
     if let Some(proxy) = proxy {
-        proxy.finish();
+        let audit = session
+            .options()
+            .audit_log
+            .as_ref()
+            .map(airlock_core::AuditLog::new);
+        proxy.finish_with_audit(audit.as_ref(), &session.options().session_id);
     }
     drop(session);
     let _ = answering.await;

@@ -119,6 +119,59 @@ impl RunningProxy {
         })
     }
 
+    /// [`Self::finish`], and appends one audit line per blocked request and per network
+    /// approval decision to `audit` (host, port, protocol, decision, reason; never URLs,
+    /// paths or bodies: the proxy never records them).
+    pub(crate) fn finish_with_audit(
+        self,
+        audit: Option<&airlock_core::AuditLog>,
+        session_id: &str,
+    ) {
+        if let Some(audit) = audit {
+            let time = airlock_core::rfc3339_utc(std::time::SystemTime::now());
+            let entry = |protocol: &str, host: &str, port: u16, decision: &str, reason: &str| {
+                serde_json::json!({
+                    "time": time,
+                    "session_id": session_id,
+                    "call_id": format!("network#{protocol}#{host}#{port}"),
+                    "type": "network_request",
+                    "host": host,
+                    "port": port,
+                    "protocol": protocol,
+                    "decision": decision,
+                    "reason": reason,
+                    "source": "proxy",
+                })
+            };
+            for blocked in self.handle.blocked() {
+                let refusal = &blocked.refusal;
+                let line = entry(
+                    blocked.protocol,
+                    &refusal.host,
+                    refusal.port,
+                    "blocked",
+                    refusal.reason.code(),
+                );
+                if let Err(error) = audit.append(&line) {
+                    eprintln!("airlock: warning: {error}");
+                }
+            }
+            for (request, decision) in self.handle.policy().approval_log() {
+                let line = entry(
+                    request.protocol.label(),
+                    &request.host,
+                    request.port,
+                    &format!("{decision:?}"),
+                    "not_allowed",
+                );
+                if let Err(error) = audit.append(&line) {
+                    eprintln!("airlock: warning: {error}");
+                }
+            }
+        }
+        self.finish();
+    }
+
     /// Prints each refused destination once (the command's failure hint), then stops.
     pub(crate) fn finish(self) {
         let mut seen = Vec::new();

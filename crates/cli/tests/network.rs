@@ -623,6 +623,25 @@ fn exec_asks_the_session_reviewers_about_an_unlisted_host() {
         2,
         "`approved` is once per request: {asked}"
     );
+    let audit = std::fs::read_to_string(setup.home.path().join("log/audit.jsonl")).unwrap();
+    let network: Vec<serde_json::Value> = audit
+        .lines()
+        .map(|line| serde_json::from_str::<serde_json::Value>(line).unwrap())
+        .filter(|entry| entry["type"] == "network_request")
+        .collect();
+    assert_eq!(network.len(), 2, "{audit}");
+    for entry in &network {
+        assert_eq!(entry["host"], "localhost");
+        assert_eq!(entry["port"], port);
+        assert_eq!(entry["protocol"], "http");
+        assert_eq!(entry["decision"], "Approved");
+    }
+    assert!(
+        network
+            .iter()
+            .all(|entry| !entry.to_string().contains("http://")),
+        "no URL in the network entries: {network:?}"
+    );
 }
 
 #[test]
@@ -638,6 +657,14 @@ fn exec_refuses_an_unlisted_host_the_reviewer_denies_and_never_asks_under_never(
         std::fs::read_to_string(&log)
             .unwrap()
             .contains("network-access")
+    );
+    let audit = std::fs::read_to_string(setup.home.path().join("log/audit.jsonl")).unwrap();
+    assert!(
+        audit
+            .lines()
+            .any(|line| line.contains("\"type\":\"network_request\"")
+                && line.contains("\"decision\":\"blocked\"")),
+        "{audit}"
     );
     std::fs::remove_file(&log).unwrap();
     let (out, err, _) = airlock_in(

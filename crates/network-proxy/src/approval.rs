@@ -69,11 +69,24 @@ pub trait NetworkDecider: Send + Sync {
 /// Per-session memory and the in-flight questions.
 #[derive(Default)]
 pub(crate) struct Approvals {
+    /// Every decision taken, in order (for the audit log).
+    log: Mutex<Vec<(NetworkApprovalRequest, NetworkApprovalDecision)>>,
     session_allowed: Mutex<HashSet<NetworkApprovalRequest>>,
     pending: Mutex<HashMap<NetworkApprovalRequest, Vec<oneshot::Sender<NetworkApprovalDecision>>>>,
 }
 
 impl Approvals {
+    /// Every decision so far (a remembered session approval is logged again).
+    pub(crate) fn log(&self) -> Vec<(NetworkApprovalRequest, NetworkApprovalDecision)> {
+        self.log.lock().map(|log| log.clone()).unwrap_or_default()
+    }
+
+    fn record(&self, request: &NetworkApprovalRequest, decision: NetworkApprovalDecision) {
+        if let Ok(mut log) = self.log.lock() {
+            log.push((request.clone(), decision));
+        }
+    }
+
     /// Requests held right now (one asking per key plus those waiting on it).
     pub(crate) fn held(&self) -> usize {
         self.pending
@@ -94,6 +107,7 @@ impl Approvals {
             .lock()
             .is_ok_and(|set| set.contains(&request))
         {
+            self.record(&request, NetworkApprovalDecision::ApprovedForSession);
             return NetworkApprovalDecision::ApprovedForSession;
         }
         let waiter = {
@@ -121,6 +135,7 @@ impl Approvals {
             request: request.clone(),
         };
         let decision = decider.decide(request.clone()).await;
+        self.record(&request, decision);
         if decision == NetworkApprovalDecision::ApprovedForSession
             && let Ok(mut set) = self.session_allowed.lock()
         {

@@ -179,6 +179,17 @@ impl NetworkPolicy {
         self
     }
 
+    /// Every network approval decision so far, in order (for the audit log).
+    #[must_use]
+    pub fn approval_log(
+        &self,
+    ) -> Vec<(
+        crate::approval::NetworkApprovalRequest,
+        crate::approval::NetworkApprovalDecision,
+    )> {
+        self.approvals.log()
+    }
+
     /// Requests held for a network approval right now (status and tests).
     #[must_use]
     pub fn held_for_approval(&self) -> usize {
