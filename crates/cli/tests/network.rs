@@ -678,3 +678,18 @@ fn exec_refuses_an_unlisted_host_the_reviewer_denies_and_never_asks_under_never(
         "never asks under `never`: {asked}"
     );
 }
+
+#[test]
+fn doctor_checks_the_managed_network_path() {
+    let setup = setup("");
+    let (out, err, _) = airlock_in(&setup, &["doctor", "--json"]);
+    let checks: serde_json::Value =
+        serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}\n{err}"));
+    let network = checks
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["check"] == "managed network (proxy, bridge, network namespace)")
+        .expect("the check is listed");
+    assert_eq!(network["ok"], true, "{network}");
+}
