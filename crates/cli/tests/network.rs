@@ -693,3 +693,78 @@ fn doctor_checks_the_managed_network_path() {
         .expect("the check is listed");
     assert_eq!(network["ok"], true, "{network}");
 }
+
+/// Writes a minimal wheel `tinypkg-1.0` and a PEP 503 simple index for it under `dir`.
+fn python_index(dir: &Path) {
+    let script = r#"
+import os, sys, zipfile, hashlib, base64
+root = sys.argv[1]
+os.makedirs(f"{root}/simple/tinypkg", exist_ok=True)
+os.makedirs(f"{root}/files", exist_ok=True)
+name = "tinypkg-1.0-py3-none-any.whl"
+files = {
+    "tinypkg/__init__.py": b"VALUE = 1\n",
+    "tinypkg-1.0.dist-info/METADATA": b"Metadata-Version: 2.1\nName: tinypkg\nVersion: 1.0\n",
+    "tinypkg-1.0.dist-info/WHEEL": b"Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
+}
+record = ""
+for path, data in files.items():
+    digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+    record += f"{path},sha256={digest},{len(data)}\n"
+record += "tinypkg-1.0.dist-info/RECORD,,\n"
+with zipfile.ZipFile(f"{root}/files/{name}", "w") as wheel:
+    for path, data in files.items():
+        wheel.writestr(path, data)
+    wheel.writestr("tinypkg-1.0.dist-info/RECORD", record)
+with open(f"{root}/simple/tinypkg/index.html", "w") as index:
+    index.write(f'<html><body><a href="../../files/{name}">{name}</a></body></html>\n')
+"#;
+    let ok = Command::new("python3")
+        .args(["-c", script, dir.to_str().unwrap()])
+        .status()
+        .unwrap();
+    assert!(ok.success());
+}
+
+#[test]
+fn pip_download_from_a_local_index_goes_through_the_proxy() {
+    let has_pip = Command::new("python3")
+        .args(["-m", "pip", "--version"])
+        .output()
+        .is_ok_and(|out| out.status.success());
+    if !has_pip {
+        eprintln!("skipping: python3 has no pip");
+        return;
+    }
+    let served = tempfile::Builder::new()
+        .prefix("airlock-net-pypi-")
+        .tempdir_in("/var/tmp")
+        .unwrap();
+    python_index(served.path());
+    let server = file_server(served.path());
+    let port = server.port;
+    let setup = setup(&format!(
+        "[permissions.net.network.domains]\n\"localhost:{port}\" = \"allow\"\n"
+    ));
+    let pip = "python3 -m pip download --no-deps --no-cache-dir --disable-pip-version-check --retries 0 --timeout 20";
+    let (out, err) = run(
+        &setup,
+        &format!(
+            "{pip} --index-url http://localhost:{port}/simple/ -d dl tinypkg >/dev/null 2>&1; ls dl; \
+             {pip} --index-url http://127.0.0.1:{port}/simple/ -d dl2 tinypkg >/dev/null 2>&1; echo \"refused rc=$?\""
+        ),
+    );
+    assert!(out.contains("tinypkg-1.0-py3-none-any.whl"), "{out}\n{err}");
+    assert!(
+        setup
+            .ws
+            .path()
+            .join("dl/tinypkg-1.0-py3-none-any.whl")
+            .exists()
+    );
+    assert!(!out.contains("refused rc=0"), "{out}\n{err}");
+    assert!(
+        err.contains("Network access to \"127.0.0.1\" was blocked"),
+        "{err}"
+    );
+}
