@@ -768,3 +768,43 @@ fn pip_download_from_a_local_index_goes_through_the_proxy() {
         "{err}"
     );
 }
+
+#[test]
+fn npm_reads_a_local_registry_stub_through_the_proxy() {
+    if !Command::new("npm")
+        .arg("--version")
+        .output()
+        .is_ok_and(|out| out.status.success())
+    {
+        eprintln!("skipping: npm is not installed");
+        return;
+    }
+    let served = tempfile::Builder::new()
+        .prefix("airlock-net-npm-")
+        .tempdir_in("/var/tmp")
+        .unwrap();
+    std::fs::write(
+        served.path().join("tinypkg"),
+        r#"{"name":"tinypkg","dist-tags":{"latest":"1.0.0"},"versions":{"1.0.0":{"name":"tinypkg","version":"1.0.0","description":"served through the proxy","dist":{"tarball":"http://localhost:1/tinypkg-1.0.0.tgz"}}}}"#,
+    )
+    .unwrap();
+    let server = file_server(served.path());
+    let port = server.port;
+    let setup = setup(&format!(
+        "[permissions.net.network.domains]\n\"localhost:{port}\" = \"allow\"\n"
+    ));
+    let (out, err) = run(
+        &setup,
+        &format!(
+            "export npm_config_cache=\"$PWD/.npm-cache\" npm_config_fetch_retries=0; \
+             npm view tinypkg description --registry http://localhost:{port}/; \
+             npm view tinypkg description --registry http://127.0.0.1:{port}/ >/dev/null 2>&1; echo \"refused rc=$?\""
+        ),
+    );
+    assert!(out.contains("served through the proxy"), "{out}\n{err}");
+    assert!(!out.contains("refused rc=0"), "{out}\n{err}");
+    assert!(
+        err.contains("Network access to \"127.0.0.1\" was blocked"),
+        "{err}"
+    );
+}

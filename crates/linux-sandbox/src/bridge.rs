@@ -137,7 +137,6 @@ pub fn proxy_env(http: &str, socks: &str) -> Vec<(String, String)> {
         "YARN_HTTP_PROXY",
         "YARN_HTTPS_PROXY",
         "npm_config_proxy",
-        "npm_config_http_proxy",
         "npm_config_https_proxy",
         "NPM_CONFIG_PROXY",
         "NPM_CONFIG_HTTPS_PROXY",
