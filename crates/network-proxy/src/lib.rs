@@ -7,10 +7,11 @@
 //! (the sandbox launcher does), enforce that a command cannot bypass it (the Linux
 //! sandbox's network namespace does), or terminate TLS (tunnels are opaque bytes).
 //!
-//! Current limitations: approvals are a [`approval::NetworkDecider`] hook that nothing in
-//! the launchers wires to a session's reviewer chain yet (the proxy lives in the helper
-//! process, so a `not_allowed` miss is refused at once there); HTTP forwarding handles one request per client connection; SOCKS5 offers only
-//! "no authentication"; response headers are passed through as the server sent them.
+//! Current limitations: approvals need a [`approval::NetworkDecider`] (`airlock exec`
+//! gives its session's reviewer chain; `airlock sandbox` has none, so a `not_allowed` miss
+//! is refused at once); HTTP forwarding handles one request per client connection and
+//! passes response headers through as the server sent them; SOCKS5 offers only "no
+//! authentication" and no UDP; no TLS interception, so `limited` mode refuses CONNECT.
 //!
 //! [`ManagedNetwork`]: airlock_permissions::network::ManagedNetwork
 
