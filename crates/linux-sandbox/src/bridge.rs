@@ -168,31 +168,32 @@ pub fn proxy_env(http: &str, socks: &str) -> Vec<(String, String)> {
     env
 }
 
+/// Hands every accepted connection to the proxy: the connected TCP socket itself travels
+/// over the proxy socket (`SCM_RIGHTS`), so the proxy talks to the client directly and no
+/// byte is copied here. A connection the proxy cannot take is closed.
 fn accept_loop(listener: &TcpListener, socket: &Path) {
     for client in listener.incoming() {
         let Ok(client) = client else { continue };
-        let socket = socket.to_path_buf();
-        std::thread::spawn(move || {
-            if let Ok(upstream) = UnixStream::connect(&socket) {
-                let _ = client.set_nodelay(true);
-                relay(client, upstream);
-            }
-        });
+        let _ = client.set_nodelay(true);
+        let _ = hand_over(&client, socket);
     }
 }
 
-/// Copies both ways until each side has finished; half-closes propagate.
-fn relay(client: TcpStream, upstream: UnixStream) {
-    let (Ok(client_read), Ok(upstream_write)) = (client.try_clone(), upstream.try_clone()) else {
-        return;
-    };
-    let up = std::thread::spawn(move || {
-        copy(client_read, &upstream_write);
-        let _ = upstream_write.shutdown(Shutdown::Write);
-    });
-    copy(upstream, &client);
-    let _ = client.shutdown(Shutdown::Write);
-    let _ = up.join();
+fn hand_over(client: &TcpStream, socket: &Path) -> std::io::Result<()> {
+    use rustix::net::{SendAncillaryBuffer, SendAncillaryMessage, SendFlags};
+    use std::os::fd::AsFd;
+    let proxy = UnixStream::connect(socket)?;
+    let mut space = [std::mem::MaybeUninit::uninit(); rustix::cmsg_space!(ScmRights(1))];
+    let mut control = SendAncillaryBuffer::new(&mut space);
+    let fds = [client.as_fd()];
+    control.push(SendAncillaryMessage::ScmRights(&fds));
+    rustix::net::sendmsg(
+        &proxy,
+        &[std::io::IoSlice::new(b"\0")],
+        &mut control,
+        SendFlags::empty(),
+    )?;
+    Ok(())
 }
 
 fn copy(mut from: impl Read, mut to: impl Write) {

@@ -41,7 +41,7 @@ struct Head {
 }
 
 /// Serves one HTTP client whose first bytes are in `buffered`.
-pub(crate) async fn serve(mut client: Conn, mut buffered: Vec<u8>, shared: &Shared) {
+pub(crate) async fn serve<C: Conn>(mut client: C, mut buffered: Vec<u8>, shared: &Shared) {
     let end = loop {
         if let Some(at) = find_head_end(&buffered) {
             break at;
@@ -80,7 +80,7 @@ pub(crate) async fn serve(mut client: Conn, mut buffered: Vec<u8>, shared: &Shar
     }
 }
 
-async fn connect(mut client: Conn, head: Head, rest: Vec<u8>, shared: &Shared) {
+async fn connect<C: Conn>(mut client: C, head: Head, rest: Vec<u8>, shared: &Shared) {
     let Some((host, port)) = split_authority(&head.target) else {
         return reply(
             &mut client,
@@ -120,7 +120,7 @@ async fn connect(mut client: Conn, head: Head, rest: Vec<u8>, shared: &Shared) {
     crate::server::splice(client, upstream, rest).await;
 }
 
-async fn forward(mut client: Conn, head: Head, rest: Vec<u8>, shared: &Shared) {
+async fn forward<C: Conn>(mut client: C, head: Head, rest: Vec<u8>, shared: &Shared) {
     let Some(after) = head.target.strip_prefix("http://") else {
         return reply(
             &mut client,
@@ -235,7 +235,7 @@ fn limited(host: &str, port: u16, method: &str) -> Refusal {
     }
 }
 
-async fn refuse(client: &mut Conn, refusal: &Refusal) {
+async fn refuse<C: Conn>(client: &mut C, refusal: &Refusal) {
     let tag = match refusal.reason {
         BlockReason::Denied => "blocked-by-denylist",
         BlockReason::MethodNotAllowed => "blocked-by-method-policy",
@@ -245,7 +245,7 @@ async fn refuse(client: &mut Conn, refusal: &Refusal) {
     reply(client, 403, "Forbidden", &body, Some(tag)).await;
 }
 
-async fn reply(client: &mut Conn, code: u16, text: &str, body: &str, tag: Option<&str>) {
+async fn reply<C: Conn>(client: &mut C, code: u16, text: &str, body: &str, tag: Option<&str>) {
     let tag = tag
         .map(|t| format!("x-proxy-error: {t}\r\n"))
         .unwrap_or_default();

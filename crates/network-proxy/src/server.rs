@@ -17,8 +17,10 @@ use crate::policy::NetworkPolicy;
 use crate::policy::Protocol;
 use crate::policy::Refusal;
 
-/// A client connection.
-pub(crate) type Conn = UnixStream;
+/// A client connection: the sandboxed client's own TCP socket (handed over by the bridge),
+/// or a Unix stream that speaks the protocol itself.
+pub(crate) trait Conn: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send {}
+impl<T: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send> Conn for T {}
 
 /// How long a client may take to send its first bytes.
 const FIRST_BYTES_TIMEOUT: Duration = Duration::from_secs(30);
@@ -172,7 +174,7 @@ pub fn start(policy: NetworkPolicy, socket: &Path) -> std::io::Result<ProxyHandl
                             continue;
                         };
                         let shared = Arc::clone(&serving);
-                        tokio::spawn(async move { handle(client, &shared).await });
+                        tokio::spawn(async move { accept(client, &shared).await });
                     }
                 };
                 tokio::select! {
@@ -188,14 +190,81 @@ pub fn start(policy: NetworkPolicy, socket: &Path) -> std::io::Result<ProxyHandl
     })
 }
 
-async fn handle(mut client: Conn, shared: &Shared) {
-    let mut first = vec![0u8; 4096];
-    let read = tokio::time::timeout(FIRST_BYTES_TIMEOUT, client.read(&mut first)).await;
-    let Ok(Ok(n)) = read else { return };
-    if n == 0 {
-        return;
+/// What the first message on the proxy socket carried.
+enum First {
+    /// The bridge handed over the client's TCP socket (the proxy then talks to the client
+    /// directly: one copy per byte instead of two).
+    Socket(TcpStream),
+    /// The first bytes of a client speaking over the Unix stream itself.
+    Bytes(Vec<u8>),
+}
+
+async fn accept(unix: UnixStream, shared: &Shared) {
+    match tokio::time::timeout(FIRST_BYTES_TIMEOUT, first_message(&unix)).await {
+        Ok(Ok(First::Socket(tcp))) => {
+            drop(unix);
+            handle(tcp, Vec::new(), shared).await;
+        }
+        Ok(Ok(First::Bytes(first))) if !first.is_empty() => handle(unix, first, shared).await,
+        _ => {}
     }
-    first.truncate(n);
+}
+
+/// Reads the first message with its ancillary data: an `SCM_RIGHTS` descriptor that is a
+/// connected stream socket is the client; anything else is ordinary bytes.
+async fn first_message(unix: &UnixStream) -> std::io::Result<First> {
+    use rustix::net::{RecvAncillaryBuffer, RecvAncillaryMessage, RecvFlags};
+    loop {
+        unix.readable().await?;
+        let received = unix.try_io(tokio::io::Interest::READABLE, || {
+            let mut bytes = vec![0u8; 4096];
+            let mut space = [std::mem::MaybeUninit::uninit(); rustix::cmsg_space!(ScmRights(1))];
+            let mut control = RecvAncillaryBuffer::new(&mut space);
+            let message = rustix::net::recvmsg(
+                unix,
+                &mut [std::io::IoSliceMut::new(&mut bytes)],
+                &mut control,
+                RecvFlags::CMSG_CLOEXEC,
+            )
+            .map_err(std::io::Error::from)?;
+            bytes.truncate(message.bytes);
+            let mut socket = None;
+            for item in control.drain() {
+                if let RecvAncillaryMessage::ScmRights(fds) = item {
+                    for fd in fds {
+                        socket.get_or_insert(fd);
+                    }
+                }
+            }
+            Ok((bytes, socket))
+        });
+        match received {
+            Ok((_, Some(fd))) => {
+                let tcp = std::net::TcpStream::from(fd);
+                // Only a connected TCP socket is a client; any other descriptor is dropped.
+                tcp.peer_addr()?;
+                tcp.set_nonblocking(true)?;
+                let tcp = TcpStream::from_std(tcp)?;
+                let _ = tcp.set_nodelay(true);
+                return Ok(First::Socket(tcp));
+            }
+            Ok((bytes, None)) => return Ok(First::Bytes(bytes)),
+            Err(error) if error.kind() == std::io::ErrorKind::WouldBlock => {}
+            Err(error) => return Err(error),
+        }
+    }
+}
+
+async fn handle<C: Conn>(mut client: C, mut first: Vec<u8>, shared: &Shared) {
+    if first.is_empty() {
+        first = vec![0u8; 4096];
+        let read = tokio::time::timeout(FIRST_BYTES_TIMEOUT, client.read(&mut first)).await;
+        let Ok(Ok(n)) = read else { return };
+        if n == 0 {
+            return;
+        }
+        first.truncate(n);
+    }
     if first[0] == 0x05 {
         crate::socks5::serve(client, first, shared).await;
     } else {
@@ -204,7 +273,7 @@ async fn handle(mut client: Conn, shared: &Shared) {
 }
 
 /// Sends `rest` upstream, then copies both ways until either side closes.
-pub(crate) async fn splice(mut client: Conn, mut upstream: TcpStream, rest: Vec<u8>) {
+pub(crate) async fn splice<C: Conn>(mut client: C, mut upstream: TcpStream, rest: Vec<u8>) {
     if !rest.is_empty() && upstream.write_all(&rest).await.is_err() {
         return;
     }

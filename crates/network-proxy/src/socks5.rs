@@ -20,7 +20,7 @@ const COMMAND_NOT_SUPPORTED: u8 = 0x07;
 const ADDRESS_TYPE_NOT_SUPPORTED: u8 = 0x08;
 
 /// Serves one SOCKS5 client (the version byte already seen is in `buffered`).
-pub(crate) async fn serve(mut client: Conn, buffered: Vec<u8>, shared: &Shared) {
+pub(crate) async fn serve<C: Conn>(mut client: C, buffered: Vec<u8>, shared: &Shared) {
     let mut reader = Prefixed { buffered, at: 0 };
     let Some(count) = reader
         .byte(&mut client)
@@ -108,7 +108,7 @@ pub(crate) async fn serve(mut client: Conn, buffered: Vec<u8>, shared: &Shared) 
     crate::server::splice(client, upstream, rest).await;
 }
 
-async fn answer(client: &mut Conn, code: u8) {
+async fn answer<C: Conn>(client: &mut C, code: u8) {
     let _ = client
         .write_all(&[0x05, code, 0x00, 0x01, 0, 0, 0, 0, 0, 0])
         .await;
@@ -122,13 +122,13 @@ struct Prefixed {
 }
 
 impl Prefixed {
-    async fn byte(&mut self, client: &mut Conn) -> Option<u8> {
+    async fn byte<C: Conn>(&mut self, client: &mut C) -> Option<u8> {
         let mut one = [0u8; 1];
         self.exact(client, &mut one).await?;
         Some(one[0])
     }
 
-    async fn exact(&mut self, client: &mut Conn, out: &mut [u8]) -> Option<()> {
+    async fn exact<C: Conn>(&mut self, client: &mut C, out: &mut [u8]) -> Option<()> {
         let available = (self.buffered.len() - self.at).min(out.len());
         out[..available].copy_from_slice(&self.buffered[self.at..self.at + available]);
         self.at += available;
