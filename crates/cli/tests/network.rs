@@ -446,22 +446,25 @@ fn file_server(dir: &Path) -> FileServer {
         let probe = TcpListener::bind("127.0.0.1:0").unwrap();
         probe.local_addr().unwrap().port()
     };
-    let child = Command::new("python3")
-        .args([
-            "-m",
-            "http.server",
-            &port.to_string(),
-            "--bind",
-            "127.0.0.1",
-        ])
-        .current_dir(dir)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("these tests need python3");
+    let server = FileServer {
+        child: Command::new("python3")
+            .args([
+                "-m",
+                "http.server",
+                &port.to_string(),
+                "--bind",
+                "127.0.0.1",
+            ])
+            .current_dir(dir)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("these tests need python3"),
+        port,
+    };
     for _ in 0..400 {
         if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
-            return FileServer { child, port };
+            return server;
         }
         std::thread::sleep(Duration::from_millis(25));
     }
