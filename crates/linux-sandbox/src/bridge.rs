@@ -33,10 +33,8 @@ pub const BRIDGE_SUBCOMMAND: &str = "net-bridge";
 pub const PROXY_CONNECT_SUBCOMMAND: &str = "proxy-connect";
 /// Where the `airlock` binary appears inside the sandbox.
 pub const BRIDGE_EXE: &str = "/dev/.airlock-bridge";
-/// Where the proxy socket's directory appears inside the sandbox.
-pub const PROXY_SOCKET_DIR: &str = "/dev/.airlock-net";
-/// The proxy socket inside the sandbox.
-pub const PROXY_SOCKET: &str = "/dev/.airlock-net/proxy.sock";
+/// The proxy socket inside the sandbox (the host socket file, bound read-only).
+pub const PROXY_SOCKET: &str = "/dev/.airlock-proxy.sock";
 /// The socket's file name in its host directory.
 pub const PROXY_SOCKET_NAME: &str = "proxy.sock";
 /// Set for the command: the bridge's HTTP proxy address (`127.0.0.1:<port>`).

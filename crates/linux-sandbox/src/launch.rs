@@ -162,7 +162,9 @@ pub struct NamespaceOptions {
 #[derive(Debug, Clone)]
 pub struct ProxyMount {
     /// The host directory holding the proxy's Unix socket (`proxy.sock`), private to
-    /// this user; bound read-only at [`crate::bridge::PROXY_SOCKET_DIR`].
+    /// this user. The socket file itself is bound at [`crate::bridge::PROXY_SOCKET`] (a bind
+    /// pins the inode: a command that can write the host directory cannot swap the socket
+    /// the bridge connects to).
     pub socket_dir: PathBuf,
     /// The `airlock` executable that runs the bridge; bound read-only at
     /// [`crate::bridge::BRIDGE_EXE`].
@@ -261,8 +263,11 @@ pub fn prepare_bwrap(
             at..at,
             [
                 OsString::from("--ro-bind"),
-                proxy.socket_dir.clone().into(),
-                crate::bridge::PROXY_SOCKET_DIR.into(),
+                proxy
+                    .socket_dir
+                    .join(crate::bridge::PROXY_SOCKET_NAME)
+                    .into(),
+                crate::bridge::PROXY_SOCKET.into(),
                 "--ro-bind".into(),
                 proxy.bridge_exe.clone().into(),
                 crate::bridge::BRIDGE_EXE.into(),

@@ -277,7 +277,11 @@ pub(crate) async fn splice<C: Conn>(mut client: C, mut upstream: TcpStream, rest
     if !rest.is_empty() && upstream.write_all(&rest).await.is_err() {
         return;
     }
-    let _ =
-        tokio::io::copy_bidirectional_with_sizes(&mut client, &mut upstream, 64 * 1024, 64 * 1024)
-            .await;
+    let _ = tokio::io::copy_bidirectional_with_sizes(
+        &mut client,
+        &mut upstream,
+        256 * 1024,
+        256 * 1024,
+    )
+    .await;
 }
