@@ -233,6 +233,7 @@ fn checks() -> Vec<Check> {
         &exe,
         &["sandbox", "-P", ":workspace", "-C", &tmp, "--", "true"],
     );
+    out.push(managed_network_check(&exe, &tmp));
     out.push(check(
         "default profile (:workspace) enforced",
         trial.is_ok(),
@@ -242,6 +243,66 @@ fn checks() -> Vec<Check> {
         Some("fix the failed checks above"),
     ));
     out
+}
+
+/// The managed network path end to end (spec 12): a loopback listener of this process is
+/// reached from a sandbox whose profile allows only it, through the in-sandbox bridge, the
+/// bind-mounted proxy socket and the proxy (`proxy-connect` asks for the CONNECT).
+fn managed_network_check(exe: &Path, tmp: &str) -> Check {
+    const NAME: &str = "managed network (proxy, bridge, network namespace)";
+    const FIX: &str = "fix the bubblewrap checks above; the proxy socket lives in $XDG_RUNTIME_DIR or the temporary directory, which must allow Unix sockets";
+    let listener = match std::net::TcpListener::bind("127.0.0.1:0") {
+        Ok(listener) => listener,
+        Err(e) => {
+            return check(
+                NAME,
+                false,
+                format!("cannot listen on loopback: {e}"),
+                Some(FIX),
+            );
+        }
+    };
+    let port = listener.local_addr().map(|a| a.port()).unwrap_or_default();
+    std::thread::spawn(move || {
+        let _ = listener.accept();
+    });
+    let domain =
+        format!("permissions.airlock-doctor-net.network.domains.\"127.0.0.1:{port}\"=\"allow\"");
+    let script = format!(
+        "{} proxy-connect 127.0.0.1 {port} </dev/null",
+        airlock_linux_sandbox::bridge::BRIDGE_EXE
+    );
+    let trial = run_quiet(
+        exe,
+        &[
+            "sandbox",
+            "-c",
+            "permissions.airlock-doctor-net.extends=\":workspace\"",
+            "-c",
+            "permissions.airlock-doctor-net.network.enabled=true",
+            "-c",
+            &domain,
+            "-P",
+            "airlock-doctor-net",
+            "-C",
+            tmp,
+            "--",
+            "sh",
+            "-c",
+            &script,
+        ],
+    );
+    check(
+        NAME,
+        trial.is_ok(),
+        trial
+            .map(|_| {
+                "a sandboxed command reached an allowed loopback listener through the proxy"
+                    .to_string()
+            })
+            .unwrap_or_else(|e| e),
+        Some(FIX),
+    )
 }
 
 fn is_root() -> bool {

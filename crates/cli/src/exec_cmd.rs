@@ -319,12 +319,33 @@ async fn run_exec(args: ExecArgs) -> Result<Finished, Refusal> {
         },
     })?;
     let crate::session_setup::SessionParts {
-        options,
+        mut options,
         approval_config,
         exec_policy,
         selected,
         network_enabled,
     } = parts;
+    // The managed network (spec 12): the session's proxy, asking about unlisted hosts
+    // through the session's reviewers once the session exists.
+    let managed_network = options.sandbox.managed_network.clone();
+    let managed_network_active = managed_network.is_some();
+    let session_slot = crate::network_approval::SessionSlot::default();
+    let proxy = match managed_network.clone() {
+        Some(network) => Some(
+            crate::managed_network::RunningProxy::start_with(
+                airlock_network_proxy::NetworkPolicy::new(network).with_decider(
+                    std::sync::Arc::new(crate::network_approval::SessionDecider {
+                        session: std::sync::Arc::clone(&session_slot),
+                        cwd: cwd.clone(),
+                        profile: selected.materialized(),
+                    }),
+                ),
+            )
+            .map_err(|error| Refusal(format!("{error:#}")))?,
+        ),
+        None => None,
+    };
+    options.sandbox.network_proxy_dir = proxy.as_ref().map(|proxy| proxy.dir().to_path_buf());
     let approval_policy = options.approval_policy;
     let reviewer = options.approvals_reviewer;
     // Checked before anything runs; the call is still recorded below (id, audit line).
@@ -348,6 +369,9 @@ async fn run_exec(args: ExecArgs) -> Result<Finished, Refusal> {
         exec_policy,
         interactive.then_some(events_tx),
     );
+    if let Ok(mut slot) = session_slot.lock() {
+        *slot = Some(std::sync::Arc::downgrade(session.approvals()));
+    }
     for warning in selected.warnings.iter().chain(session.warnings()) {
         eprintln!(
             "airlock: warning: {}",
@@ -408,6 +432,14 @@ async fn run_exec(args: ExecArgs) -> Result<Finished, Refusal> {
     }
     let outcome = session.exec(&turn, call).await;
     session.approvals().end_turn();
+    if let Some(proxy) = proxy {
+        let audit = session
+            .options()
+            .audit_log
+            .as_ref()
+            .map(airlock_core::AuditLog::new);
+        proxy.finish_with_audit(audit.as_ref(), &session.options().session_id);
+    }
     drop(session);
     let _ = answering.await;
     if let Some(error) = &outcome.audit_error {
@@ -426,6 +458,7 @@ async fn run_exec(args: ExecArgs) -> Result<Finished, Refusal> {
         &outcome.record,
         &outcome.result,
         network_enabled,
+        managed_network_active,
         approval_policy,
     );
     let mut finished = finish(outcome.result, outcome.record);

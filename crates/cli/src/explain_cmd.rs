@@ -160,6 +160,8 @@ pub(crate) struct Explanation {
     pub outcome: RequirementOutcome,
     pub reviewer: &'static str,
     pub first_attempt_sandboxed: Option<bool>,
+    /// The effective managed network rules (spec 12), one line each; empty without one.
+    pub network: Vec<String>,
 }
 
 /// Runs `airlock explain`.
@@ -354,12 +356,21 @@ fn explain(
         ExecApprovalRequirement::Forbidden { .. } => false,
     };
     let reviewer = reviewer(args, &config, &env, reviewed, &mut warnings)?;
+    let managed =
+        crate::managed_network::effective(&config, &env, &selected, &cwd, args.rules.clone());
+    let network = match &managed {
+        Ok(Some(network)) => network.describe(),
+        Ok(None) => Vec::new(),
+        Err(error) => vec![format!(
+            "network: managed proxy, but it cannot start: {error:#}"
+        )],
+    };
     let first_attempt_sandboxed = first_attempt_sandboxed(
         sandbox_permissions,
         &outcome.requirement,
         &fs_policy,
         &profile,
-        false,
+        !network.is_empty(),
     );
     Ok(Ok(Explanation {
         command,
@@ -375,6 +386,7 @@ fn explain(
         outcome,
         reviewer,
         first_attempt_sandboxed,
+        network,
     }))
 }
 

@@ -11,7 +11,9 @@ mod execpolicy_cmd;
 mod explain_cmd;
 mod hook_cmd;
 mod instructions_cmd;
+mod managed_network;
 mod mcp_cmd;
+mod network_approval;
 mod permissions_cmd;
 mod program;
 mod sandbox_cmd;
@@ -80,6 +82,21 @@ fn main() -> ExitCode {
         .is_some_and(|first| airlock_linux_sandbox::args::is_helper_subcommand(first))
     {
         return sandbox_cmd::run_helper_subcommand(raw);
+    }
+    // The in-sandbox network bridge and the ssh ProxyCommand connector (spec 12).
+    if first
+        .as_ref()
+        .is_some_and(|first| first == airlock_linux_sandbox::bridge::BRIDGE_SUBCOMMAND)
+    {
+        let code = airlock_linux_sandbox::bridge::run_bridge_subcommand(raw);
+        return ExitCode::from(u8::try_from(code).unwrap_or(1));
+    }
+    if first
+        .as_ref()
+        .is_some_and(|first| first == airlock_linux_sandbox::bridge::PROXY_CONNECT_SUBCOMMAND)
+    {
+        let code = airlock_linux_sandbox::bridge::run_proxy_connect(raw);
+        return ExitCode::from(u8::try_from(code).unwrap_or(1));
     }
     // The sandboxed child that applies a patch (spec 11 §Enforcement).
     if first.is_some_and(|first| first == airlock_core::apply_patch::APPLY_PATCH_HELPER_SUBCOMMAND)

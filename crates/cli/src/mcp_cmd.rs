@@ -171,6 +171,9 @@ fn session_parts(args: &McpArgs) -> anyhow::Result<airlock_mcp::SessionParts> {
     };
     let selected = crate::common::select_profile(&config, args.profile.as_deref(), &cwd)?;
     crate::common::refuse_root_workspace(&cwd, selected.symbolic())?;
+    let managed_network =
+        crate::managed_network::effective(&config, &env, &selected, &cwd, args.rules.clone())
+            .map_err(|error| anyhow::anyhow!("{error:#}"))?;
     for warning in &selected.warnings {
         eprintln!(
             "airlock mcp: warning: {}",
@@ -214,6 +217,10 @@ fn session_parts(args: &McpArgs) -> anyhow::Result<airlock_mcp::SessionParts> {
                 bwrap_path: airlock_sandbox::bwrap_path_from_config(&config.table)?,
                 ..airlock_sandbox::SandboxManager::default()
             },
+            // Host rules run behind a per-launch proxy (unlisted hosts refused), never with
+            // the whole network (spec 12).
+            managed_network_active: managed_network.is_some(),
+            managed_network,
             ..SandboxSettings::default()
         },
         output: OutputMode::Capture,

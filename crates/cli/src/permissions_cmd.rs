@@ -160,15 +160,22 @@ fn run_show(args: &ShowArgs) -> anyhow::Result<()> {
         json.push('\n');
         json
     } else {
+        let managed = crate::managed_network::effective(&config, &env, &selected, &cwd, Vec::new())
+            .map_err(|error| format!("{error:#}"));
         // Roots and entries are paths (the cwd's name is anyone's): escaped line by line.
-        crate::terminal_text::lines(&summary(&selected, &profile, &cwd))
+        crate::terminal_text::lines(&summary(&selected, &profile, &cwd, &managed))
     };
     crate::common::write_stdout(&text)?;
     Ok(())
 }
 
 /// The human summary.
-fn summary(selected: &SelectedPermissions, profile: &PermissionProfile, cwd: &Path) -> String {
+fn summary(
+    selected: &SelectedPermissions,
+    profile: &PermissionProfile,
+    cwd: &Path,
+    managed: &Result<Option<airlock_permissions::network::ManagedNetwork>, String>,
+) -> String {
     let mut out = String::new();
     let active = &selected.compiled.active;
     let _ = write!(out, "profile: {}", active.id);
@@ -306,12 +313,24 @@ fn summary(selected: &SelectedPermissions, profile: &PermissionProfile, cwd: &Pa
             }
         );
     }
-    let network = if profile.network().is_enabled() {
-        "enabled"
-    } else {
-        "restricted"
-    };
-    let _ = writeln!(out, "network: {network}");
+    match managed {
+        Ok(Some(network)) => {
+            for line in network.describe() {
+                let _ = writeln!(out, "{line}");
+            }
+        }
+        Err(error) => {
+            let _ = writeln!(out, "network: managed proxy, but it cannot start: {error}");
+        }
+        Ok(None) => {
+            let network = if profile.network().is_enabled() {
+                "enabled"
+            } else {
+                "restricted"
+            };
+            let _ = writeln!(out, "network: {network}");
+        }
+    }
     out
 }
 

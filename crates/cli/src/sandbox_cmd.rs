@@ -110,7 +110,8 @@ fn run_sandbox(args: SandboxArgs) -> anyhow::Result<i32> {
         "invalid command: empty command; pass the program to run after `--`"
     );
     let cwd = crate::common::working_directory(args.cd.as_deref())?;
-    let config = load_config(&crate::common::config_env()?, &args.overrides)?;
+    let config_env = crate::common::config_env()?;
+    let config = load_config(&config_env, &args.overrides)?;
     let selected = crate::common::select_profile(&config, args.profile.as_deref(), &cwd)?;
     crate::common::refuse_root_workspace(&cwd, selected.symbolic())?;
     for warning in &selected.warnings {
@@ -157,6 +158,7 @@ fn run_sandbox(args: SandboxArgs) -> anyhow::Result<i32> {
             {
                 return Ok(code);
             }
+            let helper_cwd = cwd.clone();
             let helper = HelperArgs {
                 sandbox_policy_cwd: cwd.clone(),
                 command_cwd: cwd,
@@ -168,6 +170,14 @@ fn run_sandbox(args: SandboxArgs) -> anyhow::Result<i32> {
                 status_fd: None,
                 // The helper runs in this process and reads the same environment.
                 protected_homes: Vec::new(),
+                network_proxy_dir: None,
+                managed_network: crate::managed_network::effective(
+                    &config,
+                    &config_env,
+                    &selected,
+                    &helper_cwd,
+                    Vec::new(),
+                )?,
                 command: args.command,
             };
             if args.dry_run {
@@ -177,6 +187,17 @@ fn run_sandbox(args: SandboxArgs) -> anyhow::Result<i32> {
             }
             // Nobody above this process can tell bubblewrap's set-up failure from the
             // command's exit code, so the helper waits and reports it (exit 125).
+            if let Some(network) = helper.managed_network.clone() {
+                let proxy = crate::managed_network::RunningProxy::start(network)?;
+                let result = airlock_linux_sandbox::run_helper_with_proxy(
+                    &helper,
+                    Some(&env),
+                    &proxy.mount()?,
+                    true,
+                );
+                proxy.finish();
+                return Ok(result?);
+            }
             Ok(airlock_linux_sandbox::run_helper_reporting_setup(
                 &helper,
                 Some(&env),
@@ -228,7 +249,31 @@ fn describe_for_shell(
 pub fn run_helper_subcommand(args: impl Iterator<Item = OsString>) -> ExitCode {
     let result = HelperArgs::parse(args)
         .map_err(anyhow::Error::from)
-        .and_then(|helper| airlock_linux_sandbox::run_helper(&helper).map_err(anyhow::Error::from));
+        .and_then(|helper| match helper.managed_network.clone() {
+            // The launcher's proxy (it may hold requests for the session's approval).
+            Some(_) if helper.network_proxy_dir.is_some() => {
+                let mount = airlock_linux_sandbox::ProxyMount {
+                    socket_dir: helper.network_proxy_dir.clone().unwrap_or_default(),
+                    bridge_exe: std::env::current_exe()
+                        .context("cannot locate the airlock executable")?,
+                };
+                airlock_linux_sandbox::run_helper_with_proxy(&helper, None, &mount, false)
+                    .map_err(anyhow::Error::from)
+            }
+            // The proxy lives in this process for as long as the command runs.
+            Some(network) => {
+                let proxy = crate::managed_network::RunningProxy::start(network)?;
+                let result = airlock_linux_sandbox::run_helper_with_proxy(
+                    &helper,
+                    None,
+                    &proxy.mount()?,
+                    false,
+                );
+                proxy.finish();
+                result.map_err(anyhow::Error::from)
+            }
+            None => airlock_linux_sandbox::run_helper(&helper).map_err(anyhow::Error::from),
+        });
     match result {
         Ok(code) => ExitCode::from(u8::try_from(code).unwrap_or(1)),
         Err(error) => {

@@ -80,11 +80,17 @@ pub(crate) fn prepare_session(request: SessionRequest<'_>) -> anyhow::Result<Ses
         &config,
         &env.airlock_home,
         &cwd,
-        request.rules,
+        request.rules.clone(),
     ));
     let approval_config = ApprovalConfig::load(&config.table, &config.origin, &env.airlock_home)?;
     let linux_helper = std::env::current_exe()
         .map_err(|error| anyhow::anyhow!("cannot locate the airlock executable: {error}"))?;
+    // A profile with host rules (spec 12) runs behind the managed proxy: never with the
+    // whole network. Without a session proxy (`exec` starts one that can ask), each launch
+    // starts its own, which refuses unlisted hosts.
+    let managed_network =
+        crate::managed_network::effective(&config, &env, &selected, &cwd, request.rules.clone())
+            .map_err(|error| anyhow::anyhow!("{error:#}"))?;
     let options = SessionOptions {
         session_id: request.session_id,
         approval_policy,
@@ -104,6 +110,8 @@ pub(crate) fn prepare_session(request: SessionRequest<'_>) -> anyhow::Result<Ses
                 bwrap_path: airlock_sandbox::bwrap_path_from_config(&config.table)?,
                 ..airlock_sandbox::SandboxManager::default()
             },
+            managed_network_active: managed_network.is_some(),
+            managed_network,
             ..SandboxSettings::default()
         },
         output: request.output,

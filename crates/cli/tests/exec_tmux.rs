@@ -335,3 +335,108 @@ fn prompt_escapes_control_bidi_zero_width_and_padding() {
     assert_eq!(status, "EXIT=125");
     assert!(!exists(dirs.ws.join(&sneaky)));
 }
+
+/// A loopback origin answering every request with `origin <port>` (issue 14 tests).
+fn origin() -> u16 {
+    use std::io::{Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for mut stream in listener.incoming().flatten() {
+            let mut buf = [0u8; 4096];
+            let _ = stream.read(&mut buf);
+            let body = format!("origin {port}\n");
+            let _ = write!(
+                stream,
+                "HTTP/1.1 200 OK\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                body.len()
+            );
+        }
+    });
+    port
+}
+
+/// Issue 14: the proxy holds a request for an unlisted host and the user is asked
+/// "allow <host>?"; `w` (always) saves `network_rule(...)` and the next session needs
+/// nobody; `x` (never) saves a deny rule and the host is refused from then on.
+#[test]
+fn network_prompt_always_and_never_save_network_rules() {
+    let dirs = Dirs::new();
+    let port = origin();
+    // `allow_local_binding` lets the loopback origin stand in for an unlisted public host.
+    dirs.config(
+        "default_permissions = \"net\"\n[permissions.net]\nextends = \":workspace\"\n[permissions.net.network]\nenabled = true\nallow_local_binding = true\n[permissions.net.network.domains]\n\"unused.test\" = \"allow\"\n",
+    );
+    let url = format!("http://localhost:{port}/");
+    let Some(tmux) = Tmux::start(&dirs, &["--", "curl", "-sS", "-m", "30", &url]) else {
+        return;
+    };
+    let (prompt, status, pane) = tmux.answer(&["w"]);
+    assert!(
+        prompt.contains(&format!("network-access http://localhost:{port}")),
+        "{prompt}"
+    );
+    assert!(prompt.contains("network: allow localhost?"), "{prompt}");
+    assert!(prompt.contains("[w] always allow this host"), "{prompt}");
+    assert_eq!(status, "EXIT=0", "{pane}");
+    assert!(pane.contains(&format!("origin {port}")), "{pane}");
+    let rules = std::fs::read_to_string(dirs.home.join("rules/default.rules")).unwrap();
+    assert!(
+        rules.contains("network_rule(host=\"localhost\", protocol=\"http\", decision=\"allow\""),
+        "{rules}"
+    );
+    drop(tmux);
+    // The next session loads the rule: no terminal, nobody to ask, still allowed.
+    let out = dirs.exec(&["--", "curl", "-sS", "-m", "30", &url]);
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        format!("origin {port}\n")
+    );
+
+    let other = origin();
+    let url = format!("http://127.0.0.1:{other}/");
+    let Some(tmux) = Tmux::start(&dirs, &["--", "curl", "-sS", "-m", "30", &url]) else {
+        return;
+    };
+    let (_, _, pane) = tmux.answer(&["x"]);
+    assert!(pane.contains("(denied)"), "{pane}");
+    let rules = std::fs::read_to_string(dirs.home.join("rules/default.rules")).unwrap();
+    assert!(
+        rules.contains("network_rule(host=\"127.0.0.1\", protocol=\"http\", decision=\"deny\""),
+        "{rules}"
+    );
+    let out = dirs.exec(&["--", "curl", "-sS", "-m", "30", &url]);
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("matches deny entry `127.0.0.1` (denied)"),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+}
+
+/// Issue 14: `a` answers the key `{host, protocol, port}` for the rest of the session: the
+/// second request of the same command is not asked about again.
+#[test]
+fn network_prompt_for_the_session_asks_once() {
+    let dirs = Dirs::new();
+    let port = origin();
+    dirs.config(
+        "default_permissions = \"net\"\n[permissions.net]\nextends = \":workspace\"\n[permissions.net.network]\nenabled = true\nallow_local_binding = true\n[permissions.net.network.domains]\n\"unused.test\" = \"allow\"\n",
+    );
+    let url = format!("http://localhost:{port}/");
+    let script = format!("curl -sS -m 30 {url}; curl -sS -m 30 {url}");
+    let Some(tmux) = Tmux::start(&dirs, &["--", "sh", "-c", &script]) else {
+        return;
+    };
+    let (_, status, pane) = tmux.answer(&["a"]);
+    assert_eq!(status, "EXIT=0", "{pane}");
+    assert_eq!(pane.matches(&format!("origin {port}")).count(), 2, "{pane}");
+    assert_eq!(
+        pane.matches("airlock: approval needed").count(),
+        1,
+        "{pane}"
+    );
+    assert!(
+        !dirs.home.join("rules/default.rules").exists(),
+        "nothing saved"
+    );
+}

@@ -42,6 +42,7 @@ pub use requirement::{
 };
 
 pub use audit::{AuditLog, AuditRecord, CallOutcome};
+pub use audit_time::rfc3339_utc;
 pub use call_id::new_call_id;
 pub use orchestrator::{
     OrchestratorOutcome, SandboxAttempt, SandboxSettings, ToolCallContext, ToolEnvironment,

@@ -134,6 +134,8 @@ impl ToolRuntime<ShellRequest> for ShellRuntime {
                 use_legacy_landlock: attempt.use_legacy_landlock,
                 windows_level: attempt.windows_level,
                 enforce_managed_network: attempt.enforce_managed_network,
+                managed_network: attempt.managed_network.clone(),
+                network_proxy_dir: attempt.network_proxy_dir.clone(),
             })
             .map_err(crate::orchestrator::ExecError::from)?;
         let output = spawn_and_collect(&launch, self.output).await?;

@@ -18,6 +18,7 @@
 use std::ffi::{OsStr, OsString};
 use std::path::PathBuf;
 
+use airlock_permissions::network::ManagedNetwork;
 use airlock_protocol::PermissionProfile;
 
 /// Parsed helper arguments.
@@ -42,6 +43,12 @@ pub struct HelperArgs {
     pub status_fd: Option<i32>,
     /// Extra folders kept read-only like `$AIRLOCK_HOME` (the launcher's homes).
     pub protected_homes: Vec<PathBuf>,
+    /// The managed network (spec 12): the command runs in its own network namespace
+    /// behind the in-sandbox bridge to the proxy (`--managed-network JSON`).
+    pub managed_network: Option<ManagedNetwork>,
+    /// The socket directory of a proxy that already runs for this session (the launcher's,
+    /// which can hold requests for approval); without it the helper starts its own proxy.
+    pub network_proxy_dir: Option<PathBuf>,
     /// The command, at least one element.
     pub command: Vec<OsString>,
 }
@@ -66,6 +73,9 @@ pub enum ArgsError {
     /// The profile JSON does not parse.
     #[error("airlock linux-sandbox: --permission-profile is not a valid permission profile: {0}")]
     Profile(#[from] serde_json::Error),
+    /// The managed network JSON does not parse.
+    #[error("airlock linux-sandbox: --managed-network is not a valid managed network: {0}")]
+    ManagedNetwork(serde_json::Error),
     /// A descriptor number does not parse.
     #[error("airlock linux-sandbox: --status-fd needs a descriptor number, not {0:?}")]
     BadFd(OsString),
@@ -85,6 +95,8 @@ impl HelperArgs {
         let (mut legacy, mut no_proc, mut inner) = (false, false, false);
         let (mut bwrap_path, mut status_fd) = (None, None);
         let mut protected_homes = Vec::new();
+        let mut managed_network = None;
+        let mut network_proxy_dir = None;
         let mut command = Vec::new();
         while let Some(arg) = args.next() {
             let mut value = |name: &str| {
@@ -102,6 +114,17 @@ impl HelperArgs {
                         .to_str()
                         .ok_or(ArgsError::NotUtf8("--permission-profile"))?;
                     profile = Some(serde_json::from_str(text)?);
+                }
+                Some("--managed-network") => {
+                    let raw = value("--managed-network")?;
+                    let text = raw
+                        .to_str()
+                        .ok_or(ArgsError::NotUtf8("--managed-network"))?;
+                    managed_network =
+                        Some(serde_json::from_str(text).map_err(ArgsError::ManagedNetwork)?);
+                }
+                Some("--network-proxy-dir") => {
+                    network_proxy_dir = Some(PathBuf::from(value("--network-proxy-dir")?));
                 }
                 Some("--use-legacy-landlock") => legacy = true,
                 Some("--no-proc") => no_proc = true,
@@ -139,6 +162,8 @@ impl HelperArgs {
             bwrap_path,
             status_fd,
             protected_homes,
+            managed_network,
+            network_proxy_dir,
             command,
         })
     }
@@ -178,6 +203,14 @@ impl HelperArgs {
             out.push("--protected-home".into());
             out.push(home.clone().into());
         }
+        if let Some(network) = &self.managed_network {
+            out.push("--managed-network".into());
+            out.push(serde_json::to_string(network).unwrap_or_default().into());
+        }
+        if let Some(dir) = &self.network_proxy_dir {
+            out.push("--network-proxy-dir".into());
+            out.push(dir.clone().into());
+        }
         out.push("--".into());
         out.extend(self.command.iter().cloned());
         out
@@ -208,6 +241,8 @@ mod tests {
             bwrap_path: Some("/opt/bwrap".into()),
             status_fd: Some(7),
             protected_homes: vec!["/h/.airlock".into(), "/h/.codex".into()],
+            managed_network: Some(Default::default()),
+            network_proxy_dir: Some("/run/airlock-net-x".into()),
             command: vec!["ls".into(), "--".into(), "-la".into()],
         };
         assert_eq!(HelperArgs::parse(args.to_args()).unwrap(), args);

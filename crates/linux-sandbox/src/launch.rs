@@ -161,6 +161,19 @@ pub struct NamespaceOptions {
     pub disable_userns: bool,
 }
 
+/// What a managed-network launch mounts into the sandbox (spec 12 §Enforcement).
+#[derive(Debug, Clone)]
+pub struct ProxyMount {
+    /// The host directory holding the proxy's Unix socket (`proxy.sock`), private to
+    /// this user. The socket file itself is bound at [`crate::bridge::PROXY_SOCKET`] (a bind
+    /// pins the inode: a command that can write the host directory cannot swap the socket
+    /// the bridge connects to).
+    pub socket_dir: PathBuf,
+    /// The `airlock` executable that runs the bridge; bound read-only at
+    /// [`crate::bridge::BRIDGE_EXE`].
+    pub bridge_exe: PathBuf,
+}
+
 /// The namespace, `/proc`, capability and seccomp arguments that follow the mounts.
 pub fn namespace_args(options: NamespaceOptions, cwd: &Path, seccomp_fds: &[i32]) -> Vec<OsString> {
     let mut args: Vec<OsString> = [
@@ -212,6 +225,7 @@ pub fn prepare_bwrap(
     args: &HelperArgs,
     policy: &FileSystemSandboxPolicy,
     network: NetworkSandboxPolicy,
+    proxy: Option<&ProxyMount>,
 ) -> Result<BwrapLaunch, LaunchError> {
     let bwrap = choose_bwrap(
         args.bwrap_path.as_deref(),
@@ -253,9 +267,42 @@ pub fn prepare_bwrap(
             argv.push(arg);
         }
     }
+    if let Some(proxy) = proxy {
+        // Right after `--dev /dev`: bubblewrap creates both mount points in its own /dev
+        // tmpfs, never on the host (a later bind over /dev would hide them and the launch
+        // would fail, not write into the host's /dev).
+        let at = argv
+            .windows(2)
+            .position(|pair| pair[0] == "--dev" && pair[1] == "/dev")
+            .map(|index| index + 2)
+            .ok_or(LaunchError::Unsupported(
+                "the mount plan has no private /dev for the network bridge",
+            ))?;
+        argv.splice(
+            at..at,
+            [
+                OsString::from("--ro-bind"),
+                proxy
+                    .socket_dir
+                    .join(crate::bridge::PROXY_SOCKET_NAME)
+                    .into(),
+                crate::bridge::PROXY_SOCKET.into(),
+                "--ro-bind".into(),
+                proxy.bridge_exe.clone().into(),
+                crate::bridge::BRIDGE_EXE.into(),
+            ],
+        );
+    }
     let [userns, clone3] = build_userns_filters()?;
     let mut seccomp_fds = Vec::with_capacity(3);
-    for program in [build_filter(seccomp_mode(network))?, userns, clone3] {
+    // With a managed network the first process is the bridge, which needs `AF_UNIX` to
+    // reach the proxy socket; the command's own, stricter filter is added by the bridge.
+    let outer_mode = if proxy.is_some() {
+        NetworkSeccompMode::Enabled
+    } else {
+        seccomp_mode(network)
+    };
+    for program in [build_filter(outer_mode)?, userns, clone3] {
         let bytes = program_bytes(&program);
         seccomp_fds.push(data_fd(&bytes).map_err(LaunchError::Prepare)?);
         fd_contents.push(DescriptorContent::SeccompProgram(bytes));
@@ -265,7 +312,7 @@ pub fn prepare_bwrap(
         source,
     })?;
     let options = NamespaceOptions {
-        network: network.is_enabled(),
+        network: network.is_enabled() && proxy.is_none(),
         disable_userns: features.disable_userns,
     };
     let raw: Vec<i32> = seccomp_fds.iter().map(AsRawFd::as_raw_fd).collect();
@@ -277,6 +324,15 @@ pub fn prepare_bwrap(
     }
     fds.extend(seccomp_fds);
     argv.push("--".into());
+    if proxy.is_some() {
+        argv.extend([
+            OsString::from(crate::bridge::BRIDGE_EXE),
+            crate::bridge::BRIDGE_SUBCOMMAND.into(),
+            "--socket".into(),
+            crate::bridge::PROXY_SOCKET.into(),
+            "--".into(),
+        ]);
+    }
     argv.extend(args.command.iter().cloned());
     Ok(BwrapLaunch {
         bwrap,
@@ -330,7 +386,11 @@ pub fn describe_launch(args: &HelperArgs) -> Result<LaunchDescription, LaunchErr
                     descriptors: Vec::new(),
                 });
             }
-            let launch = prepare_bwrap(args, &policy, network)?;
+            let placeholder = args.managed_network.as_ref().map(|_| ProxyMount {
+                socket_dir: PathBuf::from("<proxy socket directory>"),
+                bridge_exe: std::env::current_exe().unwrap_or_else(|_| PathBuf::from("airlock")),
+            });
+            let launch = prepare_bwrap(args, &policy, network, placeholder.as_ref())?;
             let descriptors = launch
                 .fds
                 .iter()
@@ -366,7 +426,7 @@ pub fn run_helper_with_env(
     args: &HelperArgs,
     base_env: Option<&[(OsString, OsString)]>,
 ) -> Result<i32, LaunchError> {
-    let result = launch_confined(args, base_env, None);
+    let result = launch_confined(args, base_env, None, None);
     if let (Err(error), Some(fd)) = (&result, args.status_fd)
         && !matches!(error, LaunchError::CommandExec { .. })
     {
@@ -389,17 +449,66 @@ pub fn run_helper_reporting_setup(
     let pipe = crate::status::StatusPipe::open().map_err(LaunchError::Prepare)?;
     let mut watched = args.clone();
     watched.status_fd = pipe.writer_fd();
-    launch_confined(&watched, base_env, Some(pipe))
+    launch_confined(&watched, base_env, Some(pipe), None)
+}
+
+/// [`run_helper_with_env`] (or, with `report_setup`, [`run_helper_reporting_setup`]) for
+/// a profile with a managed network: `proxy` names the running proxy's socket directory.
+/// The helper always waits for the command (the proxy lives in this process).
+///
+/// # Errors
+/// [`LaunchError`] before the command ran; a managed network without `proxy` is refused.
+pub fn run_helper_with_proxy(
+    args: &HelperArgs,
+    base_env: Option<&[(OsString, OsString)]>,
+    proxy: &ProxyMount,
+    report_setup: bool,
+) -> Result<i32, LaunchError> {
+    if report_setup {
+        let pipe = crate::status::StatusPipe::open().map_err(LaunchError::Prepare)?;
+        let mut watched = args.clone();
+        watched.status_fd = pipe.writer_fd();
+        return launch_confined(&watched, base_env, Some(pipe), Some(proxy));
+    }
+    let result = launch_confined(args, base_env, None, Some(proxy));
+    if let (Err(error), Some(fd)) = (&result, args.status_fd) {
+        crate::status::write_setup_error(fd, &error.to_string());
+    }
+    result
 }
 
 fn launch_confined(
     args: &HelperArgs,
     base_env: Option<&[(OsString, OsString)]>,
     watch: Option<crate::status::StatusPipe>,
+    proxy: Option<&ProxyMount>,
 ) -> Result<i32, LaunchError> {
     let policy = file_system_sandbox_policy(&args.permission_profile);
     let network = network_sandbox_policy(&args.permission_profile);
     let env = sandbox_env(network);
+    if args.managed_network.is_some() != proxy.is_some() {
+        return Err(LaunchError::Unsupported(
+            "a managed network needs the network proxy running (launch through `airlock`, which starts it)",
+        ));
+    }
+    if proxy.is_some() {
+        // Only bubblewrap gives the command a network namespace of its own.
+        if policy.kind != FileSystemSandboxKind::Restricted || args.use_legacy_landlock {
+            return Err(LaunchError::Unsupported(
+                "a managed network (network.domains) needs the bubblewrap sandbox; it cannot be combined with legacy Landlock or an unrestricted filesystem",
+            ));
+        }
+        if args
+            .managed_network
+            .as_ref()
+            .is_some_and(|network| network.allowed_unix_sockets().next().is_some())
+        {
+            eprintln!(
+                "airlock: warning: network.unix_sockets allow entries are not enforced on Linux yet; every Unix socket stays unreachable from the sandbox"
+            );
+        }
+        return spawn_bwrap(args, &policy, network, base_env, &env, watch, proxy);
+    }
     match policy.kind {
         FileSystemSandboxKind::ExternalSandbox => {
             return Err(LaunchError::Unsupported(
@@ -423,7 +532,21 @@ fn launch_confined(
         crate::landlock_mode::restrict(&policy, &args.sandbox_policy_cwd)?;
         return exec_with_seccomp_only(args, network, base_env, &env);
     }
-    let launch = prepare_bwrap(args, &policy, network)?;
+    spawn_bwrap(args, &policy, network, base_env, &env, watch, None)
+}
+
+/// Runs bubblewrap: `exec` when nothing needs this process afterwards, otherwise spawn
+/// and wait (placeholders to remove, a status pipe to read, a proxy to keep serving).
+fn spawn_bwrap(
+    args: &HelperArgs,
+    policy: &FileSystemSandboxPolicy,
+    network: NetworkSandboxPolicy,
+    base_env: Option<&[(OsString, OsString)]>,
+    env: &[(&str, &str)],
+    watch: Option<crate::status::StatusPipe>,
+    proxy: Option<&ProxyMount>,
+) -> Result<i32, LaunchError> {
+    let launch = prepare_bwrap(args, policy, network, proxy)?;
     let keep: Vec<i32> = launch
         .fds
         .iter()
@@ -433,8 +556,8 @@ fn launch_confined(
     crate::fds::close_inherited_on_exec(&keep).map_err(LaunchError::Prepare)?;
     let mut command = Command::new(&launch.bwrap);
     command.args(&launch.args);
-    set_env(&mut command, base_env, &env);
-    if launch.created_mount_points.is_empty() && watch.is_none() {
+    set_env(&mut command, base_env, env);
+    if launch.created_mount_points.is_empty() && watch.is_none() && proxy.is_none() {
         let source = command.exec();
         return Err(LaunchError::Exec {
             program: launch.bwrap.display().to_string(),

@@ -34,10 +34,15 @@
 //! - with network restricted, `AF_UNIX` datagram sockets cannot be created (even as a
 //!   socketpair), because `sendmsg` could address any socket path the command can see;
 //! - set-user/group-id mode bits cannot be set (`chmod g+s` on a directory included);
+//! - with a managed network, `unix_sockets` allow entries are not honoured on Linux: the
+//!   command gets no `AF_UNIX` socket at all (every Unix socket path stays unreachable),
+//!   because seccomp cannot tell one socket path from another;
 //! - legacy Landlock refuses profiles it cannot express and root launchers (see
 //!   [`landlock_mode`]).
 
 pub mod args;
+#[cfg(target_os = "linux")]
+pub mod bridge;
 pub mod bwrap_path;
 mod dangling;
 #[cfg(target_os = "linux")]
@@ -71,6 +76,6 @@ pub mod status;
 pub use args::{HELPER_SUBCOMMAND, HelperArgs};
 #[cfg(target_os = "linux")]
 pub use launch::{
-    DescriptorContent, LaunchDescription, LaunchError, describe_launch, run_helper,
-    run_helper_reporting_setup, run_helper_with_env, sandbox_env,
+    DescriptorContent, LaunchDescription, LaunchError, ProxyMount, describe_launch, run_helper,
+    run_helper_reporting_setup, run_helper_with_env, run_helper_with_proxy, sandbox_env,
 };

@@ -35,6 +35,13 @@ pub enum NetworkSeccompMode {
     Enabled,
     /// Network off: the always-denied set plus the network rules above.
     Restricted,
+    /// Network only through the managed proxy (spec 12 §Enforcement), for the command
+    /// itself (the in-sandbox bridge runs under [`Self::Enabled`] inside the same network
+    /// namespace, which holds only loopback): `socket` only for `AF_INET`/`AF_INET6`, and
+    /// neither raw nor packet types; `socketpair` only for `AF_UNIX` stream/seqpacket. So
+    /// no `AF_UNIX` socket can reach a path (the proxy socket or any host socket), and no
+    /// netlink or packet socket exists.
+    ProxyRouted,
 }
 
 /// Building the filter failed (a bug in the rule table, or an unsupported CPU).
@@ -57,6 +64,8 @@ const X32_SYSCALL_BIT: u32 = 0x4000_0000;
 /// `TIOCSTI` / `TIOCLINUX` from `asm-generic/ioctls.h`: terminal input injection.
 const TIOCSTI: u64 = 0x5412;
 const TIOCLINUX: u64 = 0x541C;
+/// `SOCK_PACKET` (obsolete packet-socket type; libc marks the constant deprecated).
+const SOCK_PACKET: u64 = 10;
 /// Mask of the socket type without `SOCK_NONBLOCK` / `SOCK_CLOEXEC`.
 const SOCK_TYPE_MASK: u64 = 0xf;
 
@@ -207,6 +216,24 @@ fn rules(mode: NetworkSeccompMode) -> Result<BTreeMap<i64, Vec<SeccompRule>>, Se
                     cond(0, Dword, Eq, unix)?,
                     cond(1, Dword, MaskedEq(SOCK_TYPE_MASK), dgram)?,
                 ])?,
+            ],
+            NetworkSeccompMode::ProxyRouted if nr == libc::SYS_socket => {
+                let inet = libc::AF_INET as u64;
+                let inet6 = libc::AF_INET6 as u64;
+                vec![
+                    rule(vec![cond(0, Dword, Ne, inet)?, cond(0, Dword, Ne, inet6)?])?,
+                    rule(vec![cond(
+                        1,
+                        Dword,
+                        MaskedEq(SOCK_TYPE_MASK),
+                        libc::SOCK_RAW as u64,
+                    )?])?,
+                    rule(vec![cond(1, Dword, MaskedEq(SOCK_TYPE_MASK), SOCK_PACKET)?])?,
+                ]
+            }
+            NetworkSeccompMode::ProxyRouted => vec![
+                rule(vec![cond(0, Dword, Ne, unix)?])?,
+                rule(vec![cond(1, Dword, MaskedEq(SOCK_TYPE_MASK), dgram)?])?,
             ],
         };
         map.insert(nr, per_call);
@@ -378,7 +405,11 @@ mod tests {
 
     #[test]
     fn programs_compile_with_the_abi_guard_first() {
-        for mode in [NetworkSeccompMode::Enabled, NetworkSeccompMode::Restricted] {
+        for mode in [
+            NetworkSeccompMode::Enabled,
+            NetworkSeccompMode::Restricted,
+            NetworkSeccompMode::ProxyRouted,
+        ] {
             let program = build_filter(mode).unwrap();
             assert!(program.len() > 10);
             if cfg!(target_arch = "x86_64") {

@@ -74,6 +74,10 @@ pub struct CompiledPermissionProfile {
     pub extra_workspace_roots: Vec<PathBuf>,
     /// The raw `network` table, for the network proxy (empty when absent).
     pub network_proxy: toml::Table,
+    /// The managed network (spec 12): `Some` when the network is enabled and the profile
+    /// has a `network.domains` table; its lists are the config's until `.rules` are added
+    /// ([`crate::network::ManagedNetwork::apply_network_rule`]).
+    pub managed_network: Option<crate::network::ManagedNetwork>,
     /// Warnings (unknown tokens and keys, glob caveats, empty filesystem).
     pub warnings: Vec<String>,
 }
@@ -117,6 +121,7 @@ pub fn compile_permission_profile(
             description: None,
             extra_workspace_roots: Vec::new(),
             network_proxy: toml::Table::new(),
+            managed_network: None,
             warnings: Vec::new(),
         }),
         Resolution::User(merged) => compile_merged(config, &merged),
@@ -147,8 +152,19 @@ fn compile_merged(
         Some(other) => return Err(compiler.wrong_type(&["description"], "a string", other)),
     };
     let extra_workspace_roots = compiler.workspace_roots(merged.table.get("workspace_roots"))?;
-    let (network, network_proxy) = compiler.network(merged.table.get("network"))?;
+    let (network, network_proxy, managed_network) =
+        compiler.network(merged.table.get("network"))?;
     let external = merged.built_in_base.as_deref() == Some(EXTERNAL_SANDBOX);
+    let managed_network = if external && managed_network.is_some() {
+        // The external sandbox owns the network; Airlock's proxy would not be in the path.
+        compiler.warn(format!(
+            "`{}` is not enforced under an external sandbox (Airlock runs no sandbox or proxy there); extend `:workspace` to use the managed network",
+            key_path(&["permissions", &merged.id, "network", "domains"])
+        ));
+        None
+    } else {
+        managed_network
+    };
     let profile = if external {
         if merged.table.contains_key("filesystem") {
             return Err(config.error(
@@ -183,6 +199,7 @@ fn compile_merged(
         profile,
         extra_workspace_roots,
         network_proxy,
+        managed_network,
         warnings: compiler.warnings,
     })
 }
@@ -274,13 +291,18 @@ impl Compiler<'_> {
         Ok(roots)
     }
 
-    /// `network`: `enabled = true` → enabled; other known keys are kept for the proxy.
+    /// `network`: `enabled = true` → enabled; `domains` (with the network enabled) → the
+    /// managed network; the proxy keys are validated (spec 12 §Config).
     fn network(
         &mut self,
         value: Option<&toml::Value>,
-    ) -> Result<(NetworkSandboxPolicy, toml::Table)> {
+    ) -> Result<(
+        NetworkSandboxPolicy,
+        toml::Table,
+        Option<crate::network::ManagedNetwork>,
+    )> {
         let Some(value) = value else {
-            return Ok((NetworkSandboxPolicy::Restricted, toml::Table::new()));
+            return Ok((NetworkSandboxPolicy::Restricted, toml::Table::new(), None));
         };
         let toml::Value::Table(table) = value else {
             return Err(self.wrong_type(&["network"], "a table", value));
@@ -298,12 +320,24 @@ impl Compiler<'_> {
                 self.warn(format!("ignoring unknown key `{path}`"));
             }
         }
+        let managed =
+            crate::network::managed_network(table, enabled).map_err(|(rest, problem)| {
+                let mut keys = vec!["network"];
+                keys.extend(rest.iter().map(String::as_str));
+                self.error(&keys, problem)
+            })?;
+        if !enabled && table.contains_key("domains") {
+            let path = self.key(&["network", "domains"]);
+            self.warn(format!(
+                "`{path}` has no effect while the network is off; set `enabled = true` to route the network through the managed proxy"
+            ));
+        }
         let policy = if enabled {
             NetworkSandboxPolicy::Enabled
         } else {
             NetworkSandboxPolicy::Restricted
         };
-        Ok((policy, table.clone()))
+        Ok((policy, table.clone(), managed))
     }
 
     /// The `filesystem` table: entries in sorted key order, and `glob_scan_max_depth`.

@@ -225,6 +225,20 @@ pub enum ConfigProblem {
         /// The path as written.
         path: String,
     },
+    /// A `network.domains` key that is no valid host pattern (spec 12 §Host patterns).
+    #[error("invalid host pattern `{pattern}`: {reason}")]
+    InvalidHostPattern {
+        /// The pattern, escaped for display.
+        pattern: String,
+        /// What is wrong.
+        reason: String,
+    },
+    /// A `unix_sockets` key that is not an absolute path.
+    #[error("unix socket path `{path}` must be absolute")]
+    UnixSocketNotAbsolute {
+        /// The path as written.
+        path: String,
+    },
 }
 
 impl ConfigProblem {
@@ -256,6 +270,8 @@ impl ConfigProblem {
             Self::AllowedNeedsDefault => "set default_permissions to one of the allowed profiles".to_owned(),
             Self::ExternalWithFilesystem { .. } => "remove the filesystem table or extend `:workspace` instead".to_owned(),
             Self::RootNotAbsolute { .. } => "write an absolute path or `~/...`".to_owned(),
+            Self::InvalidHostPattern { .. } => "write a host (`example.com`), `*.example.com`, `**.example.com`, an IP literal, optionally with `:port` (1-65535), e.g. \"github.com:443\" = \"allow\"".to_owned(),
+            Self::UnixSocketNotAbsolute { .. } => "write the socket's absolute path, e.g. \"/run/user/1000/ssh-agent.sock\" = \"allow\"".to_owned(),
         }
     }
 }

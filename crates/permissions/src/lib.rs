@@ -32,6 +32,7 @@ mod git_metadata;
 mod inherit;
 mod legacy;
 mod materialize;
+pub mod network;
 mod overrides;
 mod paths;
 mod queries;

@@ -251,6 +251,7 @@ fn legacy_profile(
         profile: permission_profile_from_legacy(&policy),
         extra_workspace_roots: Vec::new(),
         network_proxy: toml::Table::new(),
+        managed_network: None,
         warnings: Vec::new(),
     })
 }

@@ -40,6 +40,11 @@ pub struct SandboxTransformRequest {
     pub windows_level: WindowsSandboxLevel,
     /// Route network only through the managed proxy (Seatbelt).
     pub enforce_managed_network: bool,
+    /// The managed network (spec 12): on Linux the helper starts the proxy and runs the
+    /// command in a network namespace behind it.
+    pub managed_network: Option<airlock_permissions::network::ManagedNetwork>,
+    /// The socket directory of the session's running proxy, if the launcher runs one.
+    pub network_proxy_dir: Option<PathBuf>,
 }
 
 /// What to spawn. Keeps the effective profile even for [`SandboxType::None`].
@@ -271,6 +276,8 @@ fn linux_helper_argv(
         status_fd: None,
         // The helper may get the command's filtered environment: name this process's homes.
         protected_homes: airlock_permissions::protected_homes_from_env(&request.sandbox_policy_cwd),
+        managed_network: request.managed_network.clone(),
+        network_proxy_dir: request.network_proxy_dir.clone(),
         command: request.command.iter().map(Into::into).collect(),
     };
     std::iter::once(helper.to_string_lossy().into_owned())
@@ -349,6 +356,8 @@ mod tests {
             use_legacy_landlock: false,
             windows_level: WindowsSandboxLevel::RestrictedToken,
             enforce_managed_network: false,
+            managed_network: None,
+            network_proxy_dir: None,
         }
     }
 

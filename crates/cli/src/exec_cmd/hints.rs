@@ -31,6 +31,7 @@ pub(super) fn hints(
     record: &AuditRecord,
     result: &Result<ExecOutput, ToolError>,
     network_enabled: bool,
+    managed_network: bool,
     approval_policy: AskForApproval,
 ) -> Vec<String> {
     let (output, sandbox_denied) = match result {
@@ -56,6 +57,19 @@ pub(super) fn hints(
              enabled = true` in $AIRLOCK_HOME/config.toml, then -P <id>), or ask to run this \
              command outside the sandbox with --sandbox-permissions require_escalated \
              --justification '...' (a reviewer must agree)"
+                .to_owned(),
+        );
+    }
+    if sandboxed && managed_network && NETWORK_FAILURES.iter().any(|f| text.contains(f)) {
+        hints.push(
+            "the command seems to have failed reaching the network; under this profile the \
+             sandbox reaches the network only through Airlock's proxy (HTTP_PROXY, HTTPS_PROXY \
+             and ALL_PROXY are set), and a host the proxy refused is reported as \"blocked by \
+             the sandbox's network policy\". To allow a host: add \"<host>\" = \"allow\" (or \
+             \"<host>:<port>\") under [permissions.<id>.network.domains] in \
+             $AIRLOCK_HOME/config.toml, or network_rule(host=\"<host>\", protocol=\"https\", \
+             decision=\"allow\") in $AIRLOCK_HOME/rules/default.rules. A program that ignores \
+             the proxy variables cannot connect at all"
                 .to_owned(),
         );
     }

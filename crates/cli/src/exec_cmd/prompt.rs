@@ -8,6 +8,7 @@
 //! [`crate::terminal_text::safe`] (issue 17 item 7): no control or invisible character
 //! reaches the terminal, and long padding is collapsed.
 
+use airlock_protocol::NetworkPolicyRuleAction;
 use std::io::BufRead as _;
 use std::io::Read as _;
 use std::io::Write as _;
@@ -74,6 +75,16 @@ pub fn ask(request: &ExecApprovalRequestEvent, context: &PromptContext) -> Revie
     }
 }
 
+/// The action of a `network_policy_amendment` decision.
+fn network_amendment(decision: &ReviewDecision) -> Option<NetworkPolicyRuleAction> {
+    match decision {
+        ReviewDecision::NetworkPolicyAmendment {
+            network_policy_amendment,
+        } => Some(network_policy_amendment.action),
+        _ => None,
+    }
+}
+
 /// The decision of `key` when it is offered.
 pub fn decision_for_key(key: u8, offered: &[ReviewDecision]) -> Option<ReviewDecision> {
     let find = |wanted: fn(&ReviewDecision) -> bool| offered.iter().find(|d| wanted(d)).cloned();
@@ -81,6 +92,8 @@ pub fn decision_for_key(key: u8, offered: &[ReviewDecision]) -> Option<ReviewDec
         b'y' => find(|d| matches!(d, ReviewDecision::Approved)),
         b'a' => find(|d| matches!(d, ReviewDecision::ApprovedForSession)),
         b'p' => find(|d| matches!(d, ReviewDecision::ApprovedExecpolicyAmendment { .. })),
+        b'w' => find(|d| network_amendment(d) == Some(NetworkPolicyRuleAction::Allow)),
+        b'x' => find(|d| network_amendment(d) == Some(NetworkPolicyRuleAction::Deny)),
         b'n' => Some(ReviewDecision::denied()),
         ESC | CTRL_C | CTRL_D => Some(ReviewDecision::Abort),
         _ => None,
@@ -114,6 +127,17 @@ pub fn render(
             text.push_str(&format!("  {label}: {}\n", safe(reason)));
         }
     }
+    if let Some(network) = &request.network_approval_context {
+        text.push_str(&format!(
+            "  network: allow {}? ({:?}; [w]/[x] save a network_rule to {})\n",
+            safe(&network.host),
+            network.protocol,
+            context.rules_file.as_ref().map_or_else(
+                || "nowhere (no rules file)".to_owned(),
+                |file| safe(&file.display().to_string())
+            )
+        ));
+    }
     if let Some(amendment) = &request.proposed_execpolicy_amendment {
         let pattern: Vec<String> = amendment
             .command
@@ -146,7 +170,11 @@ fn key_help(offered: &[ReviewDecision]) -> String {
             ReviewDecision::ApprovedExecpolicyAmendment { .. } => {
                 keys.push("[p] approve and save the prefix rule");
             }
-            _ => {}
+            other => match network_amendment(other) {
+                Some(NetworkPolicyRuleAction::Allow) => keys.push("[w] always allow this host"),
+                Some(NetworkPolicyRuleAction::Deny) => keys.push("[x] never: block this host"),
+                None => {}
+            },
         }
     }
     keys.push("[n] deny");
@@ -161,7 +189,11 @@ fn describe(decision: &ReviewDecision) -> &'static str {
         ReviewDecision::ApprovedExecpolicyAmendment { .. } => "approved; saving the prefix rule",
         ReviewDecision::Denied { .. } => "denied",
         ReviewDecision::Abort => "aborted",
-        _ => "answered",
+        other => match network_amendment(other) {
+            Some(NetworkPolicyRuleAction::Allow) => "allowed; saving the network rule",
+            Some(NetworkPolicyRuleAction::Deny) => "blocked; saving the network rule",
+            None => "answered",
+        },
     }
 }
 

@@ -49,6 +49,7 @@ pub(super) fn render(explanation: &Explanation) -> String {
         "reviewer": explanation.reviewer,
         "unsandboxed": outcome.unsandboxed,
         "first_attempt_sandboxed": explanation.first_attempt_sandboxed,
+        "network": explanation.network,
     });
     let mut text = object.to_string();
     text.push('\n');

@@ -59,6 +59,9 @@ pub(super) fn render(explanation: &Explanation) -> String {
             .join(", ")
     };
     let _ = writeln!(out, "rules:        {rules}");
+    for line in &explanation.network {
+        let _ = writeln!(out, "{line}");
+    }
 
     let _ = writeln!(out, "\npolicy layer");
     let kind = if parsed.plain { "plain" } else { "not plain" };

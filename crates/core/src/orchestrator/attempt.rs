@@ -34,6 +34,10 @@ pub struct SandboxAttempt {
     pub exec_server_permissions: PermissionProfile,
     /// Route network only through the managed proxy.
     pub enforce_managed_network: bool,
+    /// The managed network the launch runs behind (spec 12), if any.
+    pub managed_network: Option<airlock_permissions::network::ManagedNetwork>,
+    /// The socket directory of the session's running proxy, if any.
+    pub network_proxy_dir: Option<PathBuf>,
     /// The directory symbolic entries resolve against (the environment's cwd).
     pub sandbox_policy_cwd: PathBuf,
     /// The environment's workspace roots.

@@ -54,6 +54,12 @@ pub struct SandboxSettings {
     pub windows_level: WindowsSandboxLevel,
     /// Whether a managed network proxy is active for this session.
     pub managed_network_active: bool,
+    /// The managed network (spec 12) sandboxed attempts run behind; set together with
+    /// `managed_network_active`.
+    pub managed_network: Option<airlock_permissions::network::ManagedNetwork>,
+    /// The socket directory of the session's proxy (which asks the session's reviewers
+    /// about unlisted hosts); `None`: each launch starts a proxy of its own.
+    pub network_proxy_dir: Option<PathBuf>,
 }
 
 /// Everything one call needs besides the tool and its request.
@@ -351,6 +357,8 @@ impl ToolOrchestrator {
             permissions: inputs.permissions.clone(),
             exec_server_permissions: inputs.symbolic.clone(),
             enforce_managed_network: self.settings.managed_network_active,
+            managed_network: self.settings.managed_network.clone(),
+            network_proxy_dir: self.settings.network_proxy_dir.clone(),
             sandbox_policy_cwd: environment.cwd.clone(),
             workspace_roots: environment.workspace_roots.clone(),
             linux_helper: self.settings.linux_helper.clone(),

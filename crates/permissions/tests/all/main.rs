@@ -7,6 +7,7 @@ mod config;
 mod errors;
 mod golden;
 mod legacy;
+mod network;
 mod properties;
 mod queries;
 mod real_world;

@@ -1,0 +1,268 @@
+//! The in-sandbox side of the managed network (spec 12 §Enforcement): `airlock net-bridge`.
+//!
+//! bubblewrap starts the bridge (the `airlock` binary bind-mounted read-only at
+//! [`BRIDGE_EXE`]) as the first process of a network namespace that holds only loopback.
+//! It listens on `127.0.0.1:<http>` and `127.0.0.1:<socks>` and forwards every connection
+//! over the bind-mounted proxy Unix socket ([`PROXY_SOCKET`]), then starts the command
+//! through `net-bridge --exec-confined`, which adds the [`NetworkSeccompMode::ProxyRouted`]
+//! filter before `exec`: the command can open IP sockets (only loopback exists, so only
+//! the bridge answers) but no `AF_UNIX` socket that could reach the proxy socket or any
+//! host socket directly, and no netlink, packet or raw socket. A program that ignores
+//! the proxy variables finds no route.
+//!
+//! `airlock proxy-connect HOST PORT` (for `GIT_SSH_COMMAND`'s `ProxyCommand`) asks the
+//! bridge's HTTP port for a `CONNECT` and splices stdin/stdout through it.
+
+use std::ffi::OsString;
+use std::io::Read;
+use std::io::Write;
+use std::net::Shutdown;
+use std::net::TcpListener;
+use std::net::TcpStream;
+use std::os::unix::net::UnixStream;
+use std::os::unix::process::CommandExt;
+use std::path::Path;
+use std::path::PathBuf;
+use std::process::Command;
+
+use crate::seccomp::NetworkSeccompMode;
+
+/// The hidden subcommand that runs the bridge.
+pub const BRIDGE_SUBCOMMAND: &str = "net-bridge";
+/// The hidden subcommand that tunnels stdin/stdout through the proxy (ssh `ProxyCommand`).
+pub const PROXY_CONNECT_SUBCOMMAND: &str = "proxy-connect";
+/// Where the `airlock` binary appears inside the sandbox.
+pub const BRIDGE_EXE: &str = "/dev/.airlock-bridge";
+/// The proxy socket inside the sandbox (the host socket file, bound read-only).
+pub const PROXY_SOCKET: &str = "/dev/.airlock-proxy.sock";
+/// The socket's file name in its host directory.
+pub const PROXY_SOCKET_NAME: &str = "proxy.sock";
+/// Set for the command: the bridge's HTTP proxy address (`127.0.0.1:<port>`).
+pub const HTTP_PROXY_ADDRESS_ENV: &str = "AIRLOCK_NETWORK_PROXY_HTTP";
+
+/// Exit status when the bridge itself cannot start (nothing ran).
+const SETUP_FAILURE: i32 = 125;
+
+/// Runs `airlock net-bridge ARGS`: the bridge (`--socket PATH -- COMMAND...`) or the
+/// confining stage (`--exec-confined -- COMMAND...`). Returns the exit status.
+pub fn run_bridge_subcommand(args: impl Iterator<Item = OsString>) -> i32 {
+    let mut args = args;
+    let mut socket: Option<PathBuf> = None;
+    let mut confine = false;
+    let mut command = Vec::new();
+    while let Some(arg) = args.next() {
+        match arg.to_str() {
+            Some("--socket") => socket = args.next().map(PathBuf::from),
+            Some("--exec-confined") => confine = true,
+            Some("--") => {
+                command.extend(args.by_ref());
+                break;
+            }
+            _ => {
+                eprintln!("airlock net-bridge: unknown argument {arg:?} (internal helper)");
+                return SETUP_FAILURE;
+            }
+        }
+    }
+    let Some((program, rest)) = command.split_first() else {
+        eprintln!("airlock net-bridge: no command given after `--`");
+        return SETUP_FAILURE;
+    };
+    if confine {
+        if let Err(error) = crate::seccomp::install(NetworkSeccompMode::ProxyRouted) {
+            eprintln!("airlock net-bridge: {error}");
+            return SETUP_FAILURE;
+        }
+        let error = Command::new(program).args(rest).exec();
+        eprintln!(
+            "airlock: could not start {}: {error}",
+            program.to_string_lossy()
+        );
+        return if error.kind() == std::io::ErrorKind::NotFound {
+            127
+        } else {
+            126
+        };
+    }
+    let socket = socket.unwrap_or_else(|| PathBuf::from(PROXY_SOCKET));
+    match bridge(&socket, &command) {
+        Ok(code) => code,
+        Err(error) => {
+            eprintln!("airlock net-bridge: could not set up the network bridge: {error}");
+            SETUP_FAILURE
+        }
+    }
+}
+
+fn bridge(socket: &Path, command: &[OsString]) -> std::io::Result<i32> {
+    let http = TcpListener::bind("127.0.0.1:0")?;
+    let socks = TcpListener::bind("127.0.0.1:0")?;
+    let http_addr = http.local_addr()?;
+    let socks_addr = socks.local_addr()?;
+    for listener in [http, socks] {
+        let socket = socket.to_path_buf();
+        std::thread::spawn(move || accept_loop(&listener, &socket));
+    }
+    let exe = std::env::current_exe().unwrap_or_else(|_| PathBuf::from(BRIDGE_EXE));
+    let mut child = Command::new(&exe);
+    child
+        .arg(BRIDGE_SUBCOMMAND)
+        .arg("--exec-confined")
+        .arg("--")
+        .args(command)
+        .envs(proxy_env(&http_addr.to_string(), &socks_addr.to_string()));
+    let mut child = child.spawn()?;
+    crate::signals::forward_to(child.id());
+    let status = child.wait()?;
+    use std::os::unix::process::ExitStatusExt;
+    Ok(status
+        .code()
+        .or_else(|| status.signal().map(|s| 128 + s))
+        .unwrap_or(1))
+}
+
+/// The proxy variables the command gets (spec 12 §Enforcement; Codex's list).
+#[must_use]
+pub fn proxy_env(http: &str, socks: &str) -> Vec<(String, String)> {
+    let http_url = format!("http://{http}");
+    let socks_url = format!("socks5h://{socks}");
+    let mut env = Vec::new();
+    for key in [
+        "HTTP_PROXY",
+        "HTTPS_PROXY",
+        "http_proxy",
+        "https_proxy",
+        "YARN_HTTP_PROXY",
+        "YARN_HTTPS_PROXY",
+        "npm_config_proxy",
+        "npm_config_https_proxy",
+        "NPM_CONFIG_PROXY",
+        "NPM_CONFIG_HTTPS_PROXY",
+        "PIP_PROXY",
+        "CARGO_HTTP_PROXY",
+        "BUNDLE_HTTP_PROXY",
+        "BUNDLE_HTTPS_PROXY",
+    ] {
+        env.push((key.to_owned(), http_url.clone()));
+    }
+    for key in ["ALL_PROXY", "all_proxy", "FTP_PROXY", "ftp_proxy"] {
+        env.push((key.to_owned(), socks_url.clone()));
+    }
+    for key in [
+        "NO_PROXY",
+        "no_proxy",
+        "npm_config_noproxy",
+        "NPM_CONFIG_NOPROXY",
+    ] {
+        env.push((key.to_owned(), String::new()));
+    }
+    env.push(("NODE_USE_ENV_PROXY".to_owned(), "1".to_owned()));
+    env.push(("AIRLOCK_NETWORK_PROXY_ACTIVE".to_owned(), "1".to_owned()));
+    env.push((HTTP_PROXY_ADDRESS_ENV.to_owned(), http.to_owned()));
+    env.push((
+        "GIT_SSH_COMMAND".to_owned(),
+        format!("ssh -o ProxyCommand='{BRIDGE_EXE} {PROXY_CONNECT_SUBCOMMAND} %h %p'"),
+    ));
+    env
+}
+
+/// Hands every accepted connection to the proxy: the connected TCP socket itself travels
+/// over the proxy socket (`SCM_RIGHTS`), so the proxy talks to the client directly and no
+/// byte is copied here. A connection the proxy cannot take is closed.
+fn accept_loop(listener: &TcpListener, socket: &Path) {
+    for client in listener.incoming() {
+        let Ok(client) = client else { continue };
+        let _ = client.set_nodelay(true);
+        let _ = hand_over(&client, socket);
+    }
+}
+
+fn hand_over(client: &TcpStream, socket: &Path) -> std::io::Result<()> {
+    use rustix::net::{SendAncillaryBuffer, SendAncillaryMessage, SendFlags};
+    use std::os::fd::AsFd;
+    let proxy = UnixStream::connect(socket)?;
+    let mut space = [std::mem::MaybeUninit::uninit(); rustix::cmsg_space!(ScmRights(1))];
+    let mut control = SendAncillaryBuffer::new(&mut space);
+    let fds = [client.as_fd()];
+    control.push(SendAncillaryMessage::ScmRights(&fds));
+    rustix::net::sendmsg(
+        &proxy,
+        &[std::io::IoSlice::new(b"\0")],
+        &mut control,
+        SendFlags::empty(),
+    )?;
+    Ok(())
+}
+
+fn copy(mut from: impl Read, mut to: impl Write) {
+    let mut buffer = vec![0u8; 128 * 1024];
+    loop {
+        match from.read(&mut buffer) {
+            Ok(0) | Err(_) => return,
+            Ok(n) => {
+                if to.write_all(&buffer[..n]).is_err() {
+                    return;
+                }
+            }
+        }
+    }
+}
+
+/// `airlock proxy-connect HOST PORT`: `CONNECT HOST:PORT` through the bridge, then
+/// stdin/stdout spliced through the tunnel. Returns the exit status.
+pub fn run_proxy_connect(args: impl Iterator<Item = OsString>) -> i32 {
+    let args: Vec<String> = args.map(|a| a.to_string_lossy().into_owned()).collect();
+    let [host, port] = args.as_slice() else {
+        eprintln!("usage: airlock proxy-connect HOST PORT");
+        return 2;
+    };
+    let Ok(proxy) = std::env::var(HTTP_PROXY_ADDRESS_ENV) else {
+        eprintln!(
+            "airlock proxy-connect: {HTTP_PROXY_ADDRESS_ENV} is not set (run inside a sandbox with a managed network)"
+        );
+        return 2;
+    };
+    let authority = if host.contains(':') {
+        format!("[{host}]:{port}")
+    } else {
+        format!("{host}:{port}")
+    };
+    let result = (|| -> std::io::Result<Option<String>> {
+        let mut stream = TcpStream::connect(&proxy)?;
+        write!(
+            stream,
+            "CONNECT {authority} HTTP/1.1\r\nHost: {authority}\r\n\r\n"
+        )?;
+        let mut head = Vec::new();
+        let mut byte = [0u8; 1];
+        while !head.ends_with(b"\r\n\r\n") && head.len() < 65536 {
+            if stream.read(&mut byte)? == 0 {
+                break;
+            }
+            head.push(byte[0]);
+        }
+        let text = String::from_utf8_lossy(&head).into_owned();
+        if !text.starts_with("HTTP/1.1 200") {
+            let mut body = String::new();
+            let _ = stream.read_to_string(&mut body);
+            return Ok(Some(body.trim().to_owned()));
+        }
+        let reader = stream.try_clone()?;
+        let down = std::thread::spawn(move || copy(reader, std::io::stdout()));
+        copy(std::io::stdin(), &stream);
+        let _ = stream.shutdown(Shutdown::Write);
+        let _ = down.join();
+        Ok(None)
+    })();
+    match result {
+        Ok(None) => 0,
+        Ok(Some(refusal)) => {
+            eprintln!("airlock proxy-connect: {refusal}");
+            1
+        }
+        Err(error) => {
+            eprintln!("airlock proxy-connect: {error}");
+            1
+        }
+    }
+}
