@@ -14,6 +14,7 @@ mod permissions_cmd;
 mod program;
 mod sandbox_cmd;
 mod serve_cmd;
+mod exec_server_cmd;
 mod session_setup;
 mod terminal_text;
 
@@ -58,6 +59,9 @@ enum Command {
     Serve(serve_cmd::ServeArgs),
     /// Write the JSON Schema of the app server's messages (`--out DIR`).
     Schema(serve_cmd::SchemaArgs),
+    /// Run commands and file operations for a remote environment under this host's own
+    /// sandbox (stdio, `ws://ADDR:PORT` or `unix:PATH`).
+    ExecServer(exec_server_cmd::ExecServerArgs),
 }
 
 fn main() -> ExitCode {
@@ -87,6 +91,7 @@ fn main() -> ExitCode {
         Command::ApplyPatch(args) => apply_patch_cmd::run(args),
         Command::Serve(args) => serve_cmd::run(args),
         Command::Schema(args) => serve_cmd::run_schema(args),
+        Command::ExecServer(args) => exec_server_cmd::run(args),
     }
 }
 

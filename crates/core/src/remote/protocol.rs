@@ -253,6 +253,10 @@ pub struct ProcessExited {
     pub exit_code: i32,
     /// Whether the sandbox most likely blocked it (spec 05 §Denial detection).
     pub sandbox_denied: bool,
+    /// Set when the sandbox itself could not be set up and the command never ran (an
+    /// Airlock addition: such a failure is never a denial and never retried unconfined).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub setup_failure: Option<String>,
 }
 
 /// `process/closed` notification.

@@ -142,6 +142,11 @@ pub async fn run_remote(
             what: format!("process {process_id}: closed without an exit status"),
         }));
     };
+    if let Some(cause) = exited.setup_failure {
+        return Err(ToolError::Execution(ExecError::SandboxSetup {
+            cause: format!("on exec-server {}: {cause}", client.environment().url),
+        }));
+    }
     let output = ExecOutput {
         exit_code: exited.exit_code,
         stdout: String::from_utf8_lossy(&stdout).into_owned(),
