@@ -27,7 +27,6 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use airlock_core::OutputMode;
-use airlock_core::Session;
 use airlock_core::ShellCall;
 use airlock_core::ToolError;
 use airlock_permissions::DANGER_FULL_ACCESS;
@@ -302,10 +301,13 @@ async fn run_exec(args: ExecArgs) -> Result<Finished, Refusal> {
         exec_policy,
         selected,
         network_enabled,
+        remote,
     } = parts;
     let approval_policy = options.approval_policy;
     let reviewer = options.approvals_reviewer;
-    if let Some(program) = command.first()
+    // The program lives on the executor's host for a remote environment: not checked here.
+    if remote.is_none()
+        && let Some(program) = command.first()
         && let Err(unrunnable) = crate::program::check_program(
             program.as_ref(),
             options.env.get("PATH").map(std::ffi::OsStr::new),
@@ -327,10 +329,11 @@ async fn run_exec(args: ExecArgs) -> Result<Finished, Refusal> {
         && std::io::stdin().is_terminal()
         && std::io::stderr().is_terminal();
     let (events_tx, events_rx) = tokio::sync::mpsc::unbounded_channel();
-    let session = Session::new(
+    let session = crate::session_setup::SessionParts::session(
         options,
         approval_config,
         exec_policy,
+        remote,
         interactive.then_some(events_tx),
     );
     for warning in selected.warnings.iter().chain(session.warnings()) {

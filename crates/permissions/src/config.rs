@@ -32,6 +32,8 @@ const KNOWN_TOP_LEVEL_KEYS: [&str; 15] = [
     "exec_policy",
     // Read by the sandbox crate's environment policy, not here.
     "shell_environment_policy",
+    // Read by the core crate's remote environments (spec 09), not here.
+    "environment",
 ];
 
 /// Where config comes from: the Airlock home and the user's home (for `~`).

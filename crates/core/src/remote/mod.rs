@@ -2,6 +2,7 @@
 //! one exec-server, and running a shell attempt there with the executor's own sandbox.
 
 mod client;
+mod config;
 pub mod protocol;
 mod run;
 
@@ -9,4 +10,5 @@ pub use client::{
     Connection, DEFAULT_REQUEST_TIMEOUT, Endpoint, ExecServerClient, RemoteEnvironment,
     RemoteError,
 };
+pub use config::{EnvironmentConfigError, remote_environment_from_config};
 pub use run::{run_remote, sandbox_context};
