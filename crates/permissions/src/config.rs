@@ -15,7 +15,7 @@ use crate::overrides::apply_override;
 use crate::overrides::parse_override;
 
 /// Top-level keys Airlock knows (spec 10). Only some are interpreted by this crate.
-const KNOWN_TOP_LEVEL_KEYS: [&str; 15] = [
+const KNOWN_TOP_LEVEL_KEYS: [&str; 16] = [
     "approval_policy",
     "approvals_reviewer",
     "default_permissions",
