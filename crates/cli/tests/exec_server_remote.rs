@@ -1,0 +1,186 @@
+//! End to end (issue 15): `airlock exec` with a remote environment runs its command on an
+//! `airlock exec-server` started in a network namespace of its own (`unshare -n`), the
+//! executor's sandbox denial leads to the same retry logic as a local one, and a missing or
+//! lost executor fails the call without running anything locally.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod exec_support;
+
+use std::path::Path;
+use std::path::PathBuf;
+use std::process::Child;
+use std::process::Command;
+use std::time::Duration;
+use std::time::Instant;
+
+use exec_support::Dirs;
+use exec_support::airlock_bin;
+use exec_support::exists;
+use exec_support::stderr;
+
+/// An exec-server on a Unix socket, in its own network namespace.
+struct Executor {
+    child: Child,
+    socket: PathBuf,
+    _dir: tempfile::TempDir,
+}
+
+impl Executor {
+    fn start(home: &Path) -> Self {
+        let dir = tempfile::Builder::new().prefix("es-remote").tempdir_in("/tmp").unwrap();
+        let socket = dir.path().join("exec.sock");
+        // `unshare -n` as root; `-r` maps us to root in a user namespace otherwise.
+        let mut unshare = Command::new("unshare");
+        if !rustix_is_root() {
+            unshare.arg("-r");
+        }
+        let child = unshare
+            .args(["-n", "--"])
+            .arg(airlock_bin())
+            .args(["exec-server", "--listen"])
+            .arg(format!("unix:{}", socket.display()))
+            .env("AIRLOCK_HOME", home)
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("unshare is needed for this test (util-linux)");
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while !socket.exists() {
+            assert!(Instant::now() < deadline, "the exec-server never listened");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let theirs = std::fs::read_link(format!("/proc/{}/ns/net", child.id())).unwrap();
+        let ours = std::fs::read_link("/proc/self/ns/net").unwrap();
+        assert_ne!(theirs, ours, "the executor must run in its own network namespace");
+        Self {
+            child,
+            socket,
+            _dir: dir,
+        }
+    }
+
+    fn config(&self) -> String {
+        format!(
+            "[environment]\ntype = \"remote\"\nurl = \"unix:{}\"\nrequest_timeout_ms = 20000\n",
+            self.socket.display()
+        )
+    }
+
+    fn stop(mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn rustix_is_root() -> bool {
+    std::fs::read_to_string("/proc/self/status")
+        .unwrap_or_default()
+        .lines()
+        .any(|l| l.starts_with("Uid:") && l.split_whitespace().nth(1) == Some("0"))
+}
+
+#[test]
+fn remote_command_runs_on_the_executor_with_its_sandbox() {
+    let dirs = Dirs::new();
+    std::fs::create_dir_all(dirs.ws.join(".git")).unwrap();
+    let executor = Executor::start(&dirs.home);
+    dirs.config(&executor.config());
+    // The executor's network namespace has only a (down) loopback device: the command ran
+    // there, not here.
+    let out = dirs.exec(&["-a", "never", "--", "sh", "-c", "cat /proc/net/dev; echo > made"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("lo:"), "{stdout}");
+    assert_eq!(stdout.lines().count(), 3, "only lo in the executor's namespace: {stdout}");
+    assert!(exists(dirs.ws.join("made")), ":workspace lets the workspace be written");
+    // The executor applies :workspace: .git is read-only there.
+    let out = dirs.exec(&["-a", "never", "--", "touch", ".git/planted"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(stderr(&out).contains("Read-only file system"), "{}", stderr(&out));
+    assert!(stderr(&out).contains("not retried"), "{}", stderr(&out));
+    assert!(!exists(dirs.ws.join(".git/planted")));
+    let audit = dirs.audit();
+    let last = audit.last().unwrap();
+    assert_eq!(last["attempts"][0]["sandbox_denied"], true, "{last}");
+    executor.stop();
+}
+
+/// The same retry logic as locally (exec_cli `sandbox_denial_retry_and_no_retry`): under
+/// `untrusted` the denied write is retried without the sandbox after a second approval;
+/// under `on-request` it is not retried.
+#[test]
+fn remote_denial_follows_the_local_retry_logic() {
+    let dirs = Dirs::new();
+    let executor = Executor::start(&dirs.home);
+    dirs.config(&format!("{}{}", dirs.hook("allow"), executor.config()));
+    let Some(target) = dirs.outside_file("retried.txt") else {
+        executor.stop();
+        return;
+    };
+    let out = dirs.exec_leaving_sandbox(&["-a", "untrusted", "--", "touch", &target]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(exists(&target));
+    assert!(stderr(&out).contains("Read-only file system"), "{}", stderr(&out));
+    assert!(stderr(&out).contains("retried without the sandbox"), "{}", stderr(&out));
+    assert_eq!(dirs.requests("hook").len(), 2, "the unsandboxed retry is asked for again");
+    let attempts = &dirs.audit()[0]["attempts"];
+    assert_eq!(attempts[0]["sandbox_denied"], true, "{attempts}");
+    assert_eq!(attempts.as_array().unwrap().len(), 2, "{attempts}");
+
+    let Some(target) = dirs.outside_file("not-retried.txt") else {
+        executor.stop();
+        return;
+    };
+    let out = dirs.exec(&["-a", "on-request", "--", "touch", &target]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(!exists(&target));
+    assert!(stderr(&out).contains("not retried"), "{}", stderr(&out));
+    executor.stop();
+}
+
+/// No executor, or one that goes away mid-command: a clear error, nothing run locally.
+#[test]
+fn missing_or_lost_executor_fails_without_local_fallback() {
+    let dirs = Dirs::new();
+    let executor = Executor::start(&dirs.home);
+    dirs.config(&executor.config());
+    let socket = executor.socket.clone();
+    // Lost mid-command.
+    let mut exec = Command::new(airlock_bin())
+        .args(["exec", "-a", "never", "--", "sh", "-c", "echo started; sleep 30; echo > late"])
+        .current_dir(&dirs.ws)
+        .env("AIRLOCK_HOME", &dirs.home)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = [0_u8; 8];
+    std::io::Read::read_exact(exec.stdout.as_mut().unwrap(), &mut first).unwrap();
+    assert_eq!(&first, b"started\n");
+    executor.stop();
+    let out = exec.wait_with_output().unwrap();
+    let text = stderr(&out);
+    assert_ne!(out.status.code(), Some(0), "{text}");
+    assert!(text.contains("lost the connection to exec-server"), "{text}");
+    assert!(text.contains("not run locally"), "{text}");
+    assert!(!exists(dirs.ws.join("late")));
+    // Nothing listens any more.
+    std::fs::remove_file(&socket).ok();
+    let out = dirs.exec(&["-a", "never", "--", "sh", "-c", "echo > local-fallback"]);
+    assert_ne!(out.status.code(), Some(0));
+    assert!(stderr(&out).contains("cannot connect to exec-server"), "{}", stderr(&out));
+    assert!(!exists(dirs.ws.join("local-fallback")), "never a local fallback");
+}
+
+#[test]
+fn bad_environment_config_is_refused_with_the_key() {
+    let dirs = Dirs::new();
+    dirs.config("[environment]\ntype = \"remote\"\nurl = \"http://example.invalid\"\n");
+    let out = dirs.exec(&["-a", "never", "--", "true"]);
+    assert_ne!(out.status.code(), Some(0));
+    assert!(stderr(&out).contains("environment.url"), "{}", stderr(&out));
+    dirs.config("[environment]\ntype = \"remote\"\nurl = \"unix:/x\"\ntoken = \"inline\"\n");
+    let out = dirs.exec(&["-a", "never", "--", "true"]);
+    assert!(stderr(&out).contains("environment.token"), "{}", stderr(&out));
+}
