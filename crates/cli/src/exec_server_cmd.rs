@@ -39,8 +39,9 @@ fn serve(args: ExecServerArgs) -> anyhow::Result<()> {
         .transpose()?;
     // Refused before anything listens (spec 09: a non-loopback listener needs a token).
     listen.check_token(token.as_ref())?;
-    let config = airlock_permissions::load_config(&airlock_permissions::ConfigEnv::from_process(), &[])
-        .map_err(|e| anyhow::anyhow!("{e}"))?;
+    let config =
+        airlock_permissions::load_config(&airlock_permissions::ConfigEnv::from_process(), &[])
+            .map_err(|e| anyhow::anyhow!("{e}"))?;
     let manager = airlock_sandbox::SandboxManager {
         bwrap_path: airlock_sandbox::bwrap_path_from_config(&config.table)?,
         ..airlock_sandbox::SandboxManager::default()

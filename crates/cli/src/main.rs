@@ -7,6 +7,7 @@ mod apply_patch_helper;
 mod common;
 mod doctor_cmd;
 mod exec_cmd;
+mod exec_server_cmd;
 mod execpolicy_cmd;
 mod explain_cmd;
 mod instructions_cmd;
@@ -14,7 +15,6 @@ mod permissions_cmd;
 mod program;
 mod sandbox_cmd;
 mod serve_cmd;
-mod exec_server_cmd;
 mod session_setup;
 mod terminal_text;
 

@@ -67,9 +67,7 @@ impl SessionParts {
         approval_config: ApprovalConfig,
         exec_policy: ExecPolicyManager,
         remote: Option<airlock_core::remote::RemoteEnvironment>,
-        events: Option<
-            tokio::sync::mpsc::UnboundedSender<airlock_approval::ApprovalEvent>,
-        >,
+        events: Option<tokio::sync::mpsc::UnboundedSender<airlock_approval::ApprovalEvent>>,
     ) -> airlock_core::Session {
         let session = airlock_core::Session::new(options, approval_config, exec_policy, events);
         match remote {

@@ -67,7 +67,9 @@ async fn start(client: &mut Client, id: &str, argv: &[&str], cwd: &Path, extra: 
     client.request("process/start", params).await
 }
 
-fn each_transport(test: impl Fn(Transport) -> std::pin::Pin<Box<dyn std::future::Future<Output = ()>>>) {
+fn each_transport(
+    test: impl Fn(Transport) -> std::pin::Pin<Box<dyn std::future::Future<Output = ()>>>,
+) {
     for transport in ALL {
         eprintln!("transport {transport:?}");
         runtime().block_on(test(transport));
@@ -83,7 +85,10 @@ fn start_read_write_terminate() {
             let answer = start(&mut c, "cat", &["cat"], &d.ws, json!({"pipeStdin": true})).await;
             assert_eq!(answer["result"]["sandboxType"], "none", "{answer}");
             let w = c
-                .request("process/write", json!({"processId": "cat", "chunk": b64(b"hello exec\n")}))
+                .request(
+                    "process/write",
+                    json!({"processId": "cat", "chunk": b64(b"hello exec\n")}),
+                )
                 .await;
             assert_eq!(w["result"]["status"], "accepted", "{w}");
             // Long-poll until the echo arrives.
@@ -104,21 +109,39 @@ fn start_read_write_terminate() {
             }
             // A process without pipeStdin refuses writes; an unknown one is reported.
             start(&mut c, "sleep", &["sleep", "1000"], &d.ws, json!({})).await;
-            let w = c.request("process/write", json!({"processId": "sleep", "chunk": b64(b"x")})).await;
+            let w = c
+                .request(
+                    "process/write",
+                    json!({"processId": "sleep", "chunk": b64(b"x")}),
+                )
+                .await;
             assert_eq!(w["result"]["status"], "stdinClosed", "{w}");
-            let w = c.request("process/write", json!({"processId": "nope", "chunk": b64(b"x")})).await;
+            let w = c
+                .request(
+                    "process/write",
+                    json!({"processId": "nope", "chunk": b64(b"x")}),
+                )
+                .await;
             assert_eq!(w["result"]["status"], "unknownProcess", "{w}");
-            let t = c.request("process/terminate", json!({"processId": "sleep"})).await;
+            let t = c
+                .request("process/terminate", json!({"processId": "sleep"}))
+                .await;
             assert_eq!(t["result"]["running"], true, "{t}");
             let events = c.collect("sleep").await;
             assert_eq!(exited(&events)["exitCode"], 128 + 9);
-            let t = c.request("process/terminate", json!({"processId": "sleep"})).await;
+            let t = c
+                .request("process/terminate", json!({"processId": "sleep"}))
+                .await;
             assert_eq!(t["result"]["running"], false, "{t}");
             // Reading after exit still works while the handle is retained.
-            let r = c.request("process/read", json!({"processId": "sleep"})).await;
+            let r = c
+                .request("process/read", json!({"processId": "sleep"}))
+                .await;
             assert_eq!(r["result"]["exited"], true, "{r}");
             assert_eq!(r["result"]["closed"], true, "{r}");
-            let t = c.request("process/terminate", json!({"processId": "cat"})).await;
+            let t = c
+                .request("process/terminate", json!({"processId": "cat"}))
+                .await;
             assert_eq!(t["result"]["running"], true, "{t}");
             c.close().await;
         })
@@ -134,9 +157,15 @@ fn output_is_ordered_by_seq() {
             let script = "i=1; while [ $i -le 300 ]; do echo out-$i; echo err-$i >&2; i=$((i+1)); done; exit 7";
             start(&mut c, "p", &["sh", "-c", script], &d.ws, json!({})).await;
             let events = c.collect("p").await;
-            let seqs: Vec<u64> = events.iter().map(|e| e["params"]["seq"].as_u64().unwrap()).collect();
+            let seqs: Vec<u64> = events
+                .iter()
+                .map(|e| e["params"]["seq"].as_u64().unwrap())
+                .collect();
             let expected: Vec<u64> = (1..=seqs.len() as u64).collect();
-            assert_eq!(seqs, expected, "seq must count 1, 2, 3, ... in arrival order");
+            assert_eq!(
+                seqs, expected,
+                "seq must count 1, 2, 3, ... in arrival order"
+            );
             let n = events.len();
             assert_eq!(events[n - 2]["method"], "process/exited");
             assert_eq!(events[n - 1]["method"], "process/closed");
@@ -169,8 +198,14 @@ fn read_only_context_refuses_writes_under_the_real_sandbox() {
             .await;
             assert_eq!(a["result"]["sandboxType"], "linuxSeccomp", "{a}");
             let events = c.collect("w").await;
-            assert!(output_of(&events, "stdout").contains("refs/heads/main"), "reads are allowed");
-            assert!(output_of(&events, "stderr").contains("Read-only file system"), "{events:?}");
+            assert!(
+                output_of(&events, "stdout").contains("refs/heads/main"),
+                "reads are allowed"
+            );
+            assert!(
+                output_of(&events, "stderr").contains("Read-only file system"),
+                "{events:?}"
+            );
             assert_ne!(exited(&events)["exitCode"], 0);
             assert_eq!(exited(&events)["sandboxDenied"], true);
             assert!(!target.exists(), "the sandbox let the write through");
@@ -186,15 +221,35 @@ fn workspace_context_allows_the_workspace_but_not_git() {
             let d = dirs();
             let mut c = Client::connect(transport, &d.home).await;
             let ctx = context(profile(":workspace"), &d.ws);
-            start(&mut c, "ok", &["sh", "-c", "echo fine > made"], &d.ws, json!({"sandbox": ctx.clone()})).await;
+            start(
+                &mut c,
+                "ok",
+                &["sh", "-c", "echo fine > made"],
+                &d.ws,
+                json!({"sandbox": ctx.clone()}),
+            )
+            .await;
             let events = c.collect("ok").await;
             assert_eq!(exited(&events)["exitCode"], 0, "{events:?}");
-            assert_eq!(std::fs::read_to_string(d.ws.join("made")).unwrap(), "fine\n");
-            start(&mut c, "git", &["sh", "-c", "echo evil > .git/hooks-planted"], &d.ws, json!({"sandbox": ctx})).await;
+            assert_eq!(
+                std::fs::read_to_string(d.ws.join("made")).unwrap(),
+                "fine\n"
+            );
+            start(
+                &mut c,
+                "git",
+                &["sh", "-c", "echo evil > .git/hooks-planted"],
+                &d.ws,
+                json!({"sandbox": ctx}),
+            )
+            .await;
             let events = c.collect("git").await;
             assert_ne!(exited(&events)["exitCode"], 0);
             assert_eq!(exited(&events)["sandboxDenied"], true, "{events:?}");
-            assert!(!d.ws.join(".git/hooks-planted").exists(), ".git must stay read-only");
+            assert!(
+                !d.ws.join(".git/hooks-planted").exists(),
+                ".git must stay read-only"
+            );
             c.close().await;
         })
     });
@@ -215,29 +270,66 @@ fn fs_operations_obey_the_same_profile() {
                 .unwrap()
                 .push(json!({"path": {"type": "path", "path": secret}, "access": "deny"}));
             let ctx = context(deny, &d.ws);
-            let r = c.request("fs/readFile", json!({"path": secret, "sandbox": ctx.clone()})).await;
+            let r = c
+                .request(
+                    "fs/readFile",
+                    json!({"path": secret, "sandbox": ctx.clone()}),
+                )
+                .await;
             assert_eq!(r["error"]["code"], -32600, "{r}");
-            assert_eq!(r["error"]["message"], "Permission denied (os error 13)", "{r}");
+            assert_eq!(
+                r["error"]["message"], "Permission denied (os error 13)",
+                "{r}"
+            );
             // The same file through a file:// URI, still denied.
             let uri = format!("file://{}", secret.display());
-            let r = c.request("fs/readFile", json!({"path": uri, "sandbox": ctx.clone()})).await;
+            let r = c
+                .request("fs/readFile", json!({"path": uri, "sandbox": ctx.clone()}))
+                .await;
             assert_eq!(r["error"]["code"], -32600, "{r}");
             // A sandboxed process with the same context cannot read it either.
-            start(&mut c, "cat", &["cat", secret.to_str().unwrap()], &d.ws, json!({"sandbox": ctx.clone()})).await;
+            start(
+                &mut c,
+                "cat",
+                &["cat", secret.to_str().unwrap()],
+                &d.ws,
+                json!({"sandbox": ctx.clone()}),
+            )
+            .await;
             let events = c.collect("cat").await;
-            assert!(!output_of(&events, "stdout").contains("s3cret"), "{events:?}");
+            assert!(
+                !output_of(&events, "stdout").contains("s3cret"),
+                "{events:?}"
+            );
             // Other files read fine, in the sandbox and without one.
-            let r = c.request("fs/readFile", json!({"path": d.ws.join("open.txt"), "sandbox": ctx.clone()})).await;
+            let r = c
+                .request(
+                    "fs/readFile",
+                    json!({"path": d.ws.join("open.txt"), "sandbox": ctx.clone()}),
+                )
+                .await;
             assert_eq!(unb64(&r["result"]["dataBase64"]), b"hello", "{r}");
             let r = c.request("fs/readFile", json!({"path": secret})).await;
-            assert_eq!(unb64(&r["result"]["dataBase64"]), b"s3cret", "no sandbox, no restriction: {r}");
+            assert_eq!(
+                unb64(&r["result"]["dataBase64"]),
+                b"s3cret",
+                "no sandbox, no restriction: {r}"
+            );
             // Read-only: writes, directories and removals are refused by the mount.
             let r = c
                 .request("fs/writeFile", json!({"path": d.ws.join("new.txt"), "dataBase64": b64(b"x"), "sandbox": ctx.clone()}))
                 .await;
-            assert_eq!(r["error"]["message"], "Read-only file system (os error 30)", "{r}");
+            assert_eq!(
+                r["error"]["message"], "Read-only file system (os error 30)",
+                "{r}"
+            );
             assert!(!d.ws.join("new.txt").exists());
-            let r = c.request("fs/remove", json!({"path": d.ws.join("open.txt"), "sandbox": ctx.clone()})).await;
+            let r = c
+                .request(
+                    "fs/remove",
+                    json!({"path": d.ws.join("open.txt"), "sandbox": ctx.clone()}),
+                )
+                .await;
             assert_eq!(r["error"]["code"], -32600, "{r}");
             assert!(d.ws.join("open.txt").exists());
             // Workspace: writes in the workspace work, .git stays read-only.
@@ -250,20 +342,45 @@ fn fs_operations_obey_the_same_profile() {
             let r = c
                 .request("fs/writeFile", json!({"path": d.ws.join(".git/config"), "dataBase64": b64(b"x"), "sandbox": ws_ctx.clone()}))
                 .await;
-            assert_eq!(r["error"]["message"], "Read-only file system (os error 30)", "{r}");
+            assert_eq!(
+                r["error"]["message"], "Read-only file system (os error 30)",
+                "{r}"
+            );
             let r = c
-                .request("fs/createDirectory", json!({"path": d.ws.join("a/b"), "recursive": true, "sandbox": ws_ctx.clone()}))
+                .request(
+                    "fs/createDirectory",
+                    json!({"path": d.ws.join("a/b"), "recursive": true, "sandbox": ws_ctx.clone()}),
+                )
                 .await;
             assert_eq!(r["result"], json!({}), "{r}");
             let r = c
                 .request("fs/copy", json!({"sourcePath": d.ws.join("new.txt"), "destinationPath": d.ws.join("a/b/c.txt"), "recursive": false, "sandbox": ws_ctx.clone()}))
                 .await;
             assert_eq!(r["result"], json!({}), "{r}");
-            let r = c.request("fs/readDirectory", json!({"path": d.ws.join("a/b"), "sandbox": ws_ctx.clone()})).await;
-            assert_eq!(r["result"]["entries"], json!([{"fileName": "c.txt", "isDirectory": false, "isFile": true}]), "{r}");
-            let r = c.request("fs/getMetadata", json!({"path": d.ws.join("a"), "sandbox": ws_ctx.clone()})).await;
+            let r = c
+                .request(
+                    "fs/readDirectory",
+                    json!({"path": d.ws.join("a/b"), "sandbox": ws_ctx.clone()}),
+                )
+                .await;
+            assert_eq!(
+                r["result"]["entries"],
+                json!([{"fileName": "c.txt", "isDirectory": false, "isFile": true}]),
+                "{r}"
+            );
+            let r = c
+                .request(
+                    "fs/getMetadata",
+                    json!({"path": d.ws.join("a"), "sandbox": ws_ctx.clone()}),
+                )
+                .await;
             assert_eq!(r["result"]["isDirectory"], true, "{r}");
-            let r = c.request("fs/remove", json!({"path": d.ws.join("a"), "recursive": true, "sandbox": ws_ctx})).await;
+            let r = c
+                .request(
+                    "fs/remove",
+                    json!({"path": d.ws.join("a"), "recursive": true, "sandbox": ws_ctx}),
+                )
+                .await;
             assert_eq!(r["result"], json!({}), "{r}");
             assert!(!d.ws.join("a").exists());
             c.close().await;
@@ -290,26 +407,56 @@ fn malformed_messages_get_the_right_codes_and_the_server_keeps_serving() {
             assert_eq!(r["error"]["code"], -32600, "{r}");
             let r = c.request("process/nope", json!({})).await;
             assert_eq!(r["error"]["code"], -32601, "{r}");
-            let r = c.request("process/start", json!({"argv": ["true"], "cwd": d.ws})).await;
-            assert_eq!(r["error"]["code"], -32602, "{r}");
-            assert!(r["error"]["message"].as_str().unwrap().contains("processId"), "{r}");
-            let r = c.request("process/start", json!({"processId": "x", "argv": ["true"], "cwd": "relative"})).await;
-            assert_eq!(r["error"]["code"], -32602, "{r}");
-            assert!(r["error"]["message"].as_str().unwrap().contains("cwd"), "{r}");
-            let bad_ctx = json!({"permissions": profile(":read-only")});
             let r = c
-                .request("process/start", json!({"processId": "x", "argv": ["true"], "cwd": d.ws, "sandbox": bad_ctx}))
+                .request("process/start", json!({"argv": ["true"], "cwd": d.ws}))
                 .await;
             assert_eq!(r["error"]["code"], -32602, "{r}");
-            assert!(r["error"]["message"].as_str().unwrap().contains("windowsSandboxLevel"), "{r}");
-            let r = c.request("process/read", json!({"processId": "ghost"})).await;
+            assert!(
+                r["error"]["message"]
+                    .as_str()
+                    .unwrap()
+                    .contains("processId"),
+                "{r}"
+            );
+            let r = c
+                .request(
+                    "process/start",
+                    json!({"processId": "x", "argv": ["true"], "cwd": "relative"}),
+                )
+                .await;
+            assert_eq!(r["error"]["code"], -32602, "{r}");
+            assert!(
+                r["error"]["message"].as_str().unwrap().contains("cwd"),
+                "{r}"
+            );
+            let bad_ctx = json!({"permissions": profile(":read-only")});
+            let r = c
+                .request(
+                    "process/start",
+                    json!({"processId": "x", "argv": ["true"], "cwd": d.ws, "sandbox": bad_ctx}),
+                )
+                .await;
+            assert_eq!(r["error"]["code"], -32602, "{r}");
+            assert!(
+                r["error"]["message"]
+                    .as_str()
+                    .unwrap()
+                    .contains("windowsSandboxLevel"),
+                "{r}"
+            );
+            let r = c
+                .request("process/read", json!({"processId": "ghost"}))
+                .await;
             assert_eq!(r["error"]["code"], -32600, "{r}");
             // Still serving.
             start(&mut c, "after", &["echo", "still here"], &d.ws, json!({})).await;
             let events = c.collect("after").await;
             assert_eq!(output_of(&events, "stdout"), "still here\n");
             let r = start(&mut c, "after", &["true"], &d.ws, json!({})).await;
-            assert_eq!(r["error"]["code"], -32600, "a reused process id is refused: {r}");
+            assert_eq!(
+                r["error"]["code"], -32600,
+                "a reused process id is refused: {r}"
+            );
             c.close().await;
         })
     });
@@ -348,7 +495,10 @@ fn hundred_concurrent_processes_lose_no_output() {
             }
             for id in ids {
                 let list = &events[&id];
-                let seqs: Vec<u64> = list.iter().map(|e| e["params"]["seq"].as_u64().unwrap()).collect();
+                let seqs: Vec<u64> = list
+                    .iter()
+                    .map(|e| e["params"]["seq"].as_u64().unwrap())
+                    .collect();
                 assert_eq!(seqs, (1..=seqs.len() as u64).collect::<Vec<_>>(), "{id}");
                 let want: String = (1..=200).map(|i| format!("{id} line {i}\n")).collect();
                 assert_eq!(output_of(list, "stdout"), want, "{id}");
@@ -383,14 +533,24 @@ fn websocket_token_is_checked_before_any_method() {
         std::fs::write(&file, format!("{token}\n")).unwrap();
         let (mut server, addr) =
             exec_server_support::start_ws_server(&d.home, "ws://127.0.0.1:0", Some(&file)).await;
-        assert!(exec_server_support::ws_connect(&addr, None).await.is_err(), "no token");
         assert!(
-            exec_server_support::ws_connect(&addr, Some("a-long-random-token-for-tests-0123456788"))
-                .await
-                .is_err(),
+            exec_server_support::ws_connect(&addr, None).await.is_err(),
+            "no token"
+        );
+        assert!(
+            exec_server_support::ws_connect(
+                &addr,
+                Some("a-long-random-token-for-tests-0123456788")
+            )
+            .await
+            .is_err(),
             "wrong token"
         );
-        assert!(exec_server_support::ws_connect(&addr, Some(token)).await.is_ok());
+        assert!(
+            exec_server_support::ws_connect(&addr, Some(token))
+                .await
+                .is_ok()
+        );
         let _ = server.start_kill();
         let _ = server.wait().await;
     });
@@ -407,12 +567,18 @@ fn closing_the_connection_terminates_its_processes() {
         while std::fs::read_to_string(&marker).map_or(true, |s| !s.ends_with('\n')) {
             tokio::time::sleep(std::time::Duration::from_millis(20)).await;
         }
-        let pid: i32 = std::fs::read_to_string(&marker).unwrap().trim().parse().unwrap();
+        let pid: i32 = std::fs::read_to_string(&marker)
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap();
         // Drop only the connection: a second client keeps the server up.
         let mut server = c.drop_connection();
         let gone = tokio::time::timeout(exec_server_support::BOUND, async {
             while Path::new(&format!("/proc/{pid}")).exists()
-                && !std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default().contains(") Z ")
+                && !std::fs::read_to_string(format!("/proc/{pid}/stat"))
+                    .unwrap_or_default()
+                    .contains(") Z ")
             {
                 tokio::time::sleep(std::time::Duration::from_millis(20)).await;
             }

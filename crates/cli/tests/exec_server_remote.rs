@@ -28,7 +28,10 @@ struct Executor {
 
 impl Executor {
     fn start(home: &Path) -> Self {
-        let dir = tempfile::Builder::new().prefix("es-remote").tempdir_in("/tmp").unwrap();
+        let dir = tempfile::Builder::new()
+            .prefix("es-remote")
+            .tempdir_in("/tmp")
+            .unwrap();
         let socket = dir.path().join("exec.sock");
         // `unshare -n` as root; `-r` maps us to root in a user namespace otherwise.
         let mut unshare = Command::new("unshare");
@@ -51,7 +54,10 @@ impl Executor {
         }
         let theirs = std::fs::read_link(format!("/proc/{}/ns/net", child.id())).unwrap();
         let ours = std::fs::read_link("/proc/self/ns/net").unwrap();
-        assert_ne!(theirs, ours, "the executor must run in its own network namespace");
+        assert_ne!(
+            theirs, ours,
+            "the executor must run in its own network namespace"
+        );
         Self {
             child,
             socket,
@@ -87,16 +93,34 @@ fn remote_command_runs_on_the_executor_with_its_sandbox() {
     dirs.config(&executor.config());
     // The executor's network namespace has only a (down) loopback device: the command ran
     // there, not here.
-    let out = dirs.exec(&["-a", "never", "--", "sh", "-c", "cat /proc/net/dev; echo > made"]);
+    let out = dirs.exec(&[
+        "-a",
+        "never",
+        "--",
+        "sh",
+        "-c",
+        "cat /proc/net/dev; echo > made",
+    ]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(stdout.contains("lo:"), "{stdout}");
-    assert_eq!(stdout.lines().count(), 3, "only lo in the executor's namespace: {stdout}");
-    assert!(exists(dirs.ws.join("made")), ":workspace lets the workspace be written");
+    assert_eq!(
+        stdout.lines().count(),
+        3,
+        "only lo in the executor's namespace: {stdout}"
+    );
+    assert!(
+        exists(dirs.ws.join("made")),
+        ":workspace lets the workspace be written"
+    );
     // The executor applies :workspace: .git is read-only there.
     let out = dirs.exec(&["-a", "never", "--", "touch", ".git/planted"]);
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
-    assert!(stderr(&out).contains("Read-only file system"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("Read-only file system"),
+        "{}",
+        stderr(&out)
+    );
     assert!(stderr(&out).contains("not retried"), "{}", stderr(&out));
     assert!(!exists(dirs.ws.join(".git/planted")));
     let audit = dirs.audit();
@@ -120,9 +144,21 @@ fn remote_denial_follows_the_local_retry_logic() {
     let out = dirs.exec_leaving_sandbox(&["-a", "untrusted", "--", "touch", &target]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert!(exists(&target));
-    assert!(stderr(&out).contains("Read-only file system"), "{}", stderr(&out));
-    assert!(stderr(&out).contains("retried without the sandbox"), "{}", stderr(&out));
-    assert_eq!(dirs.requests("hook").len(), 2, "the unsandboxed retry is asked for again");
+    assert!(
+        stderr(&out).contains("Read-only file system"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(
+        stderr(&out).contains("retried without the sandbox"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(
+        dirs.requests("hook").len(),
+        2,
+        "the unsandboxed retry is asked for again"
+    );
     let attempts = &dirs.audit()[0]["attempts"];
     assert_eq!(attempts[0]["sandbox_denied"], true, "{attempts}");
     assert_eq!(attempts.as_array().unwrap().len(), 2, "{attempts}");
@@ -147,7 +183,15 @@ fn missing_or_lost_executor_fails_without_local_fallback() {
     let socket = executor.socket.clone();
     // Lost mid-command.
     let mut exec = Command::new(airlock_bin())
-        .args(["exec", "-a", "never", "--", "sh", "-c", "echo started; sleep 30; echo > late"])
+        .args([
+            "exec",
+            "-a",
+            "never",
+            "--",
+            "sh",
+            "-c",
+            "echo started; sleep 30; echo > late",
+        ])
         .current_dir(&dirs.ws)
         .env("AIRLOCK_HOME", &dirs.home)
         .stdin(std::process::Stdio::null())
@@ -162,15 +206,25 @@ fn missing_or_lost_executor_fails_without_local_fallback() {
     let out = exec.wait_with_output().unwrap();
     let text = stderr(&out);
     assert_ne!(out.status.code(), Some(0), "{text}");
-    assert!(text.contains("lost the connection to exec-server"), "{text}");
+    assert!(
+        text.contains("lost the connection to exec-server"),
+        "{text}"
+    );
     assert!(text.contains("not run locally"), "{text}");
     assert!(!exists(dirs.ws.join("late")));
     // Nothing listens any more.
     std::fs::remove_file(&socket).ok();
     let out = dirs.exec(&["-a", "never", "--", "sh", "-c", "echo > local-fallback"]);
     assert_ne!(out.status.code(), Some(0));
-    assert!(stderr(&out).contains("cannot connect to exec-server"), "{}", stderr(&out));
-    assert!(!exists(dirs.ws.join("local-fallback")), "never a local fallback");
+    assert!(
+        stderr(&out).contains("cannot connect to exec-server"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(
+        !exists(dirs.ws.join("local-fallback")),
+        "never a local fallback"
+    );
 }
 
 #[test]
@@ -182,5 +236,9 @@ fn bad_environment_config_is_refused_with_the_key() {
     assert!(stderr(&out).contains("environment.url"), "{}", stderr(&out));
     dirs.config("[environment]\ntype = \"remote\"\nurl = \"unix:/x\"\ntoken = \"inline\"\n");
     let out = dirs.exec(&["-a", "never", "--", "true"]);
-    assert!(stderr(&out).contains("environment.token"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("environment.token"),
+        "{}",
+        stderr(&out)
+    );
 }

@@ -129,7 +129,9 @@ impl Connection {
     fn initialize(&self, params: Option<Value>) -> Result<Value, ErrorObject> {
         let _params: InitializeParams = parse_params(params)?;
         if self.initialized.swap(true, Ordering::SeqCst) {
-            return Err(ErrorObject::invalid_request("initialize: already initialized"));
+            return Err(ErrorObject::invalid_request(
+                "initialize: already initialized",
+            ));
         }
         let shell_path = std::env::var("SHELL").unwrap_or_else(|_| "/bin/sh".to_owned());
         let shell_name = shell_path.rsplit('/').next().unwrap_or("sh").to_owned();
@@ -160,13 +162,19 @@ impl Connection {
                 let p: ProcessReadParams = parse_params(params)?;
                 let process = self.process(&p.process_id)?;
                 let wait = Duration::from_millis(p.wait_ms.unwrap_or(0));
-                to_value(&process.read(p.after_seq.unwrap_or(0), p.max_bytes, wait).await)
+                to_value(
+                    &process
+                        .read(p.after_seq.unwrap_or(0), p.max_bytes, wait)
+                        .await,
+                )
             }
             method::PROCESS_WRITE => {
                 let p: ProcessWriteParams = parse_params(params)?;
                 let bytes = base64::engine::general_purpose::STANDARD
                     .decode(p.chunk.as_bytes())
-                    .map_err(|e| ErrorObject::invalid_params(format!("invalid params: chunk: {e}")))?;
+                    .map_err(|e| {
+                        ErrorObject::invalid_params(format!("invalid params: chunk: {e}"))
+                    })?;
                 let status = match self.process(&p.process_id) {
                     Ok(process) => process.write(&bytes).await,
                     Err(_) => WriteStatus::UnknownProcess,
@@ -180,7 +188,9 @@ impl Connection {
             }
             method::FS_READ_FILE => fs::read_file(options, parse_params(params)?).await,
             method::FS_WRITE_FILE => fs::write_file(options, parse_params(params)?).await,
-            method::FS_CREATE_DIRECTORY => fs::create_directory(options, parse_params(params)?).await,
+            method::FS_CREATE_DIRECTORY => {
+                fs::create_directory(options, parse_params(params)?).await
+            }
             method::FS_GET_METADATA => fs::get_metadata(options, parse_params(params)?).await,
             method::FS_READ_DIRECTORY => fs::read_directory(options, parse_params(params)?).await,
             method::FS_REMOVE => fs::remove(options, parse_params(params)?).await,
@@ -197,15 +207,21 @@ impl Connection {
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Arc<Managed>>> {
-        self.processes.lock().unwrap_or_else(PoisonError::into_inner)
+        self.processes
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
     }
 
     fn start(&self, p: ProcessStartParams) -> Result<Value, ErrorObject> {
         if p.argv.is_empty() {
-            return Err(ErrorObject::invalid_params("invalid params: argv: must not be empty"));
+            return Err(ErrorObject::invalid_params(
+                "invalid params: argv: must not be empty",
+            ));
         }
         if p.process_id.is_empty() {
-            return Err(ErrorObject::invalid_params("invalid params: processId: must not be empty"));
+            return Err(ErrorObject::invalid_params(
+                "invalid params: processId: must not be empty",
+            ));
         }
         if p.tty {
             return Err(ErrorObject::invalid_params(

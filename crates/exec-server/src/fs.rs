@@ -119,10 +119,10 @@ fn confine(
     let Some(context) = context else {
         return Ok(None);
     };
-    let cwd = context
-        .cwd
-        .as_ref()
-        .map_or_else(|| parent_or_self(paths.first().copied().unwrap_or(Path::new("/"))), |c| c.0.clone());
+    let cwd = context.cwd.as_ref().map_or_else(
+        || parent_or_self(paths.first().copied().unwrap_or(Path::new("/"))),
+        |c| c.0.clone(),
+    );
     let resolved = crate::sandbox::resolve(options, context, &cwd)?;
     let policy = file_system_sandbox_policy(&resolved.permissions);
     let matcher = ReadDenyMatcher::new(&policy, &ResolveContext::new(&resolved.policy_cwd));
@@ -162,12 +162,18 @@ async fn sandboxed(
         .current_dir(&launch.cwd)
         .env_clear()
         .envs(&launch.env)
-        .stdin(if input.is_some() { Stdio::piped() } else { Stdio::null() })
+        .stdin(if input.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .kill_on_drop(true)
         .spawn()
-        .map_err(|e| ErrorObject::internal(format!("cannot start the sandboxed file operation: {e}")))?;
+        .map_err(|e| {
+            ErrorObject::internal(format!("cannot start the sandboxed file operation: {e}"))
+        })?;
     let stdin = child.stdin.take();
     let feed = async move {
         if let (Some(mut stdin), Some(input)) = (stdin, input) {
@@ -201,7 +207,9 @@ async fn sandboxed(
         }
         return Ok(out);
     }
-    Err(ErrorObject::invalid_request(describe_failure(&String::from_utf8_lossy(&err))))
+    Err(ErrorObject::invalid_request(describe_failure(
+        &String::from_utf8_lossy(&err),
+    )))
 }
 
 /// The OS error a coreutils message stands for, spelled as Rust spells `io::Error`.
@@ -221,7 +229,10 @@ fn describe_failure(stderr: &str) -> String {
             return std::io::Error::from_raw_os_error(code).to_string();
         }
     }
-    let line = stderr.lines().last().unwrap_or("the sandboxed file operation failed");
+    let line = stderr
+        .lines()
+        .last()
+        .unwrap_or("the sandboxed file operation failed");
     line.trim().to_owned()
 }
 
@@ -240,17 +251,25 @@ async fn blocking<T: Send + 'static>(
 }
 
 /// `fs/readFile` → `{dataBase64}`.
-pub(crate) async fn read_file(options: &ServerOptions, p: PathParams) -> Result<Value, ErrorObject> {
+pub(crate) async fn read_file(
+    options: &ServerOptions,
+    p: PathParams,
+) -> Result<Value, ErrorObject> {
     let path = p.path.0;
     let data = match confine(options, p.sandbox.as_ref(), &[&path])? {
-        Some(resolved) => sandboxed(options, &resolved, &["cat", "--", path_str(&path)?], None).await?,
+        Some(resolved) => {
+            sandboxed(options, &resolved, &["cat", "--", path_str(&path)?], None).await?
+        }
         None => blocking(move || std::fs::read(path)).await?,
     };
     Ok(json!({ "dataBase64": base64::engine::general_purpose::STANDARD.encode(data) }))
 }
 
 /// `fs/writeFile` → `{}`.
-pub(crate) async fn write_file(options: &ServerOptions, p: WriteParams) -> Result<Value, ErrorObject> {
+pub(crate) async fn write_file(
+    options: &ServerOptions,
+    p: WriteParams,
+) -> Result<Value, ErrorObject> {
     let data = base64::engine::general_purpose::STANDARD
         .decode(p.data_base64.as_bytes())
         .map_err(|e| ErrorObject::invalid_params(format!("invalid params: dataBase64: {e}")))?;
@@ -258,7 +277,13 @@ pub(crate) async fn write_file(options: &ServerOptions, p: WriteParams) -> Resul
     match confine(options, p.sandbox.as_ref(), &[&path])? {
         Some(resolved) => {
             let script = "cat > \"$1\"";
-            sandboxed(options, &resolved, &["sh", "-c", script, "sh", path_str(&path)?], Some(data)).await?;
+            sandboxed(
+                options,
+                &resolved,
+                &["sh", "-c", script, "sh", path_str(&path)?],
+                Some(data),
+            )
+            .await?;
         }
         None => blocking(move || std::fs::write(path, data)).await?,
     }
@@ -346,11 +371,20 @@ pub(crate) async fn copy(options: &ServerOptions, p: CopyParams) -> Result<Value
 }
 
 /// `fs/getMetadata` → `{isDirectory, isFile, isSymlink, createdAtMs, modifiedAtMs}`.
-pub(crate) async fn get_metadata(options: &ServerOptions, p: PathParams) -> Result<Value, ErrorObject> {
+pub(crate) async fn get_metadata(
+    options: &ServerOptions,
+    p: PathParams,
+) -> Result<Value, ErrorObject> {
     let path = p.path.0;
     let meta = match confine(options, p.sandbox.as_ref(), &[&path])? {
         Some(resolved) => {
-            let out = sandboxed(options, &resolved, &["stat", "-c", "%F|%W|%Y", "--", path_str(&path)?], None).await?;
+            let out = sandboxed(
+                options,
+                &resolved,
+                &["stat", "-c", "%F|%W|%Y", "--", path_str(&path)?],
+                None,
+            )
+            .await?;
             let text = String::from_utf8_lossy(&out);
             let mut parts = text.trim().split('|');
             let kind = parts.next().unwrap_or_default().to_owned();
@@ -364,32 +398,46 @@ pub(crate) async fn get_metadata(options: &ServerOptions, p: PathParams) -> Resu
                 modified_at_ms: modified.saturating_mul(1000),
             }
         }
-        None => blocking(move || {
-            let meta = std::fs::symlink_metadata(&path)?;
-            let ms = |t: std::io::Result<std::time::SystemTime>| {
-                t.ok()
-                    .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-                    .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
-            };
-            Ok(Metadata {
-                is_directory: meta.is_dir(),
-                is_file: meta.is_file(),
-                is_symlink: meta.file_type().is_symlink(),
-                created_at_ms: ms(meta.created()),
-                modified_at_ms: ms(meta.modified()),
+        None => {
+            blocking(move || {
+                let meta = std::fs::symlink_metadata(&path)?;
+                let ms = |t: std::io::Result<std::time::SystemTime>| {
+                    t.ok()
+                        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+                        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+                };
+                Ok(Metadata {
+                    is_directory: meta.is_dir(),
+                    is_file: meta.is_file(),
+                    is_symlink: meta.file_type().is_symlink(),
+                    created_at_ms: ms(meta.created()),
+                    modified_at_ms: ms(meta.modified()),
+                })
             })
-        })
-        .await?,
+            .await?
+        }
     };
     serde_json::to_value(meta).map_err(|e| ErrorObject::internal(e.to_string()))
 }
 
 /// `fs/readDirectory` → `{entries: [{fileName, isDirectory, isFile}]}`.
-pub(crate) async fn read_directory(options: &ServerOptions, p: PathParams) -> Result<Value, ErrorObject> {
+pub(crate) async fn read_directory(
+    options: &ServerOptions,
+    p: PathParams,
+) -> Result<Value, ErrorObject> {
     let path = p.path.0;
     let mut entries = match confine(options, p.sandbox.as_ref(), &[&path])? {
         Some(resolved) => {
-            let argv = ["find", path_str(&path)?, "-mindepth", "1", "-maxdepth", "1", "-printf", "%y/%f\\0"];
+            let argv = [
+                "find",
+                path_str(&path)?,
+                "-mindepth",
+                "1",
+                "-maxdepth",
+                "1",
+                "-printf",
+                "%y/%f\\0",
+            ];
             let out = sandboxed(options, &resolved, &argv, None).await?;
             out.split(|b| *b == 0)
                 .filter(|e| !e.is_empty())
@@ -404,20 +452,22 @@ pub(crate) async fn read_directory(options: &ServerOptions, p: PathParams) -> Re
                 })
                 .collect::<Vec<_>>()
         }
-        None => blocking(move || {
-            let mut entries = Vec::new();
-            for entry in std::fs::read_dir(path)? {
-                let entry = entry?;
-                let kind = entry.file_type()?;
-                entries.push(DirEntry {
-                    file_name: entry.file_name().to_string_lossy().into_owned(),
-                    is_directory: kind.is_dir(),
-                    is_file: kind.is_file(),
-                });
-            }
-            Ok(entries)
-        })
-        .await?,
+        None => {
+            blocking(move || {
+                let mut entries = Vec::new();
+                for entry in std::fs::read_dir(path)? {
+                    let entry = entry?;
+                    let kind = entry.file_type()?;
+                    entries.push(DirEntry {
+                        file_name: entry.file_name().to_string_lossy().into_owned(),
+                        is_directory: kind.is_dir(),
+                        is_file: kind.is_file(),
+                    });
+                }
+                Ok(entries)
+            })
+            .await?
+        }
     };
     entries.sort_by(|a, b| a.file_name.cmp(&b.file_name));
     Ok(json!({ "entries": entries }))

@@ -86,10 +86,13 @@ impl Managed {
         pipe_stdin: bool,
         sink: MessageSink,
     ) -> Result<Arc<Self>, ErrorObject> {
-        let spawn_error =
-            |e: std::io::Error| ErrorObject::invalid_request(format!("cannot start process {id}: {e}"));
+        let spawn_error = |e: std::io::Error| {
+            ErrorObject::invalid_request(format!("cannot start process {id}: {e}"))
+        };
         let Some((program, args)) = launch.argv.split_first() else {
-            return Err(ErrorObject::invalid_params("invalid params: argv: must not be empty"));
+            return Err(ErrorObject::invalid_params(
+                "invalid params: argv: must not be empty",
+            ));
         };
         // The Linux helper reports whether the sandbox was set up, so a set-up failure is
         // never mistaken for a denial.
@@ -115,7 +118,11 @@ impl Managed {
             .current_dir(&launch.cwd)
             .env_clear()
             .envs(&launch.env)
-            .stdin(if pipe_stdin { Stdio::piped() } else { Stdio::null() })
+            .stdin(if pipe_stdin {
+                Stdio::piped()
+            } else {
+                Stdio::null()
+            })
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .kill_on_drop(true);
@@ -168,7 +175,9 @@ impl Managed {
             if let Some(pipe) = status_pipe {
                 match pipe.report(&stderr_text) {
                     airlock_sandbox::LaunchReport::Started => {}
-                    airlock_sandbox::LaunchReport::SetupFailed(cause) => setup_failure = Some(cause),
+                    airlock_sandbox::LaunchReport::SetupFailed(cause) => {
+                        setup_failure = Some(cause)
+                    }
                     airlock_sandbox::LaunchReport::CommandNotExecutable(_) => {
                         exit_code = COMMAND_NOT_EXECUTABLE;
                     }
@@ -210,7 +219,9 @@ impl Managed {
             state.retained += chunk.len();
             state.chunks.push_back((seq, kind, chunk));
             while state.retained > RETAINED_BYTES {
-                let Some((_, _, dropped)) = state.chunks.pop_front() else { break };
+                let Some((_, _, dropped)) = state.chunks.pop_front() else {
+                    break;
+                };
                 state.retained -= dropped.len();
             }
             drop(state);

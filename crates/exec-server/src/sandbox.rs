@@ -47,10 +47,9 @@ pub(crate) fn resolve(
         _ => vec![policy_cwd.clone()],
     };
     let permissions = materialize_project_roots_with_workspace_roots(&context.permissions, &roots);
-    let wanted =
-        options
-            .manager
-            .should_sandbox(&permissions, SandboxablePreference::Auto, false);
+    let wanted = options
+        .manager
+        .should_sandbox(&permissions, SandboxablePreference::Auto, false);
     let sandbox = if wanted {
         get_platform_sandbox(options.manager.windows_sandbox_enabled).ok_or_else(|| {
             ErrorObject::invalid_request(

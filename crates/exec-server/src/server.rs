@@ -42,6 +42,7 @@ pub struct ServerOptions {
 /// # Errors
 /// [`ListenError`] before anything listens (token rules, bind failure as
 /// [`ListenError::Form`]-like I/O error), or the I/O error of the listener.
+#[allow(clippy::result_large_err)] // the upgrade callback's type is tungstenite's
 pub async fn serve(listen: Listen, options: ServerOptions) -> Result<(), ServeError> {
     listen.check_token(options.token.as_ref())?;
     let options = Arc::new(options);
@@ -84,7 +85,8 @@ pub async fn serve(listen: Listen, options: ServerOptions) -> Result<(), ServeEr
                     let check = move |request: &WsRequest, response: WsResponse| {
                         authorize(token.as_ref(), request).map(|()| response)
                     };
-                    let Ok(socket) = tokio_tungstenite::accept_hdr_async(stream, check).await else {
+                    let Ok(socket) = tokio_tungstenite::accept_hdr_async(stream, check).await
+                    else {
                         return;
                     };
                     serve_websocket(socket, options).await;
@@ -113,14 +115,20 @@ fn restrict_socket(path: &std::path::Path) -> Result<(), ServeError> {
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))
-            .map_err(|e| ServeError::Bind(format!("{}: cannot restrict permissions: {e}", path.display())))?;
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600)).map_err(|e| {
+            ServeError::Bind(format!(
+                "{}: cannot restrict permissions: {e}",
+                path.display()
+            ))
+        })?;
     }
     Ok(())
 }
 
 /// The upgrade request's check: with a token configured, `Authorization: Bearer TOKEN` must
 /// match (constant-time digest comparison); anything else is a 401 before any method runs.
+// The error type is fixed by tungstenite's handshake `Callback`; it is built once per refusal.
+#[allow(clippy::result_large_err)]
 fn authorize(token: Option<&TokenDigest>, request: &WsRequest) -> Result<(), ErrorResponse> {
     let Some(token) = token else {
         return Ok(());
@@ -153,13 +161,18 @@ where
     connection.shutdown();
     drop(connection);
     // Let the answers already queued go out; requests still waiting hold the sink.
-    if tokio::time::timeout(std::time::Duration::from_secs(2), &mut writer).await.is_err() {
+    if tokio::time::timeout(std::time::Duration::from_secs(2), &mut writer)
+        .await
+        .is_err()
+    {
         writer.abort();
     }
 }
 
-async fn serve_websocket<S>(socket: tokio_tungstenite::WebSocketStream<S>, options: Arc<ServerOptions>)
-where
+async fn serve_websocket<S>(
+    socket: tokio_tungstenite::WebSocketStream<S>,
+    options: Arc<ServerOptions>,
+) where
     S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
     let (mut write, mut read) = socket.split();
@@ -184,7 +197,10 @@ where
     connection.shutdown();
     drop(connection);
     // Let the answers already queued go out; requests still waiting hold the sink.
-    if tokio::time::timeout(std::time::Duration::from_secs(2), &mut writer).await.is_err() {
+    if tokio::time::timeout(std::time::Duration::from_secs(2), &mut writer)
+        .await
+        .is_err()
+    {
         writer.abort();
     }
 }

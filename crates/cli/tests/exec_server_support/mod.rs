@@ -91,7 +91,10 @@ impl Client {
                 )
             }
             Transport::Unix => {
-                let dir = tempfile::Builder::new().prefix("es-sock").tempdir_in("/tmp").unwrap();
+                let dir = tempfile::Builder::new()
+                    .prefix("es-sock")
+                    .tempdir_in("/tmp")
+                    .unwrap();
                 let path = dir.path().join("exec.sock");
                 let server = server_command(home, &format!("unix:{}", path.display()))
                     .spawn()
@@ -138,7 +141,9 @@ impl Client {
     /// Starts, connects and initializes.
     pub async fn connect(transport: Transport, home: &Path) -> Self {
         let mut client = Self::connect_raw(transport, home).await;
-        let init = client.request("initialize", json!({"clientName": "test"})).await;
+        let init = client
+            .request("initialize", json!({"clientName": "test"}))
+            .await;
         assert!(init.get("result").is_some(), "{init}");
         client.send(json!({"method": "initialized"})).await;
         client
@@ -164,7 +169,9 @@ impl Client {
         if let Some(message) = self.backlog.pop_front() {
             return message;
         }
-        self.recv_wire().await.expect("the server closed the connection")
+        self.recv_wire()
+            .await
+            .expect("the server closed the connection")
     }
 
     async fn recv_wire(&mut self) -> Option<Value> {
@@ -176,7 +183,9 @@ impl Client {
                 }
                 Wire::Ws(ws) => loop {
                     match ws.next().await? {
-                        Ok(WsMessage::Text(text)) => return Some(serde_json::from_str(&text).unwrap()),
+                        Ok(WsMessage::Text(text)) => {
+                            return Some(serde_json::from_str(&text).unwrap());
+                        }
                         Ok(WsMessage::Close(_)) | Err(_) => return None,
                         Ok(_) => {}
                     }
@@ -191,14 +200,18 @@ impl Client {
     pub async fn request(&mut self, method: &str, params: Value) -> Value {
         let id = self.next_id;
         self.next_id += 1;
-        self.send(json!({"id": id, "method": method, "params": params})).await;
+        self.send(json!({"id": id, "method": method, "params": params}))
+            .await;
         self.answer(id).await
     }
 
     /// Waits for the answer to request `id`.
     pub async fn answer(&mut self, id: i64) -> Value {
         loop {
-            let message = self.recv_wire().await.expect("the server closed the connection");
+            let message = self
+                .recv_wire()
+                .await
+                .expect("the server closed the connection");
             if message.get("id") == Some(&json!(id)) {
                 return message;
             }
@@ -213,7 +226,10 @@ impl Client {
         loop {
             let message = match pending.pop_front() {
                 Some(message) => message,
-                None => self.recv_wire().await.expect("the server closed the connection"),
+                None => self
+                    .recv_wire()
+                    .await
+                    .expect("the server closed the connection"),
             };
             if message["params"]["processId"] == json!(process_id) {
                 let closed = message["method"] == "process/closed";
@@ -289,7 +305,9 @@ pub async fn ws_connect(
             .insert("Authorization", format!("Bearer {token}").parse().unwrap());
     }
     let tcp = tokio::net::TcpStream::connect(addr).await.unwrap();
-    tokio_tungstenite::client_async(request, tcp).await.map(|(ws, _)| ws)
+    tokio_tungstenite::client_async(request, tcp)
+        .await
+        .map(|(ws, _)| ws)
 }
 
 pub fn b64(bytes: &[u8]) -> String {

@@ -68,7 +68,9 @@ impl Endpoint {
         if let Some(path) = url.strip_prefix("unix:") {
             let path = PathBuf::from(path.strip_prefix("//").unwrap_or(path));
             if !path.is_absolute() {
-                return Err(format!("exec-server URL {url:?}: unix:PATH needs an absolute path"));
+                return Err(format!(
+                    "exec-server URL {url:?}: unix:PATH needs an absolute path"
+                ));
             }
             return Ok(Self::Unix(path));
         }
@@ -184,7 +186,10 @@ impl Connection {
             url: self.url.clone(),
             what: method.to_owned(),
         };
-        if self.is_closed() || !self.sink.send(Message::request(id.clone(), method, Some(params)))
+        if self.is_closed()
+            || !self
+                .sink
+                .send(Message::request(id.clone(), method, Some(params)))
         {
             lock(&self.pending).remove(&id);
             return Err(lost());
@@ -366,9 +371,9 @@ async fn connect(environment: &RemoteEnvironment) -> Result<Arc<Connection>, Str
                 .into_client_request()
                 .map_err(|e| format!("bad URL: {e}"))?;
             if let Some(token) = &environment.token {
-                let value = format!("Bearer {token}")
-                    .parse()
-                    .map_err(|_| "the token contains characters not allowed in a header".to_owned())?;
+                let value = format!("Bearer {token}").parse().map_err(|_| {
+                    "the token contains characters not allowed in a header".to_owned()
+                })?;
                 request.headers_mut().insert("Authorization", value);
             }
             let (socket, _) = tokio_tungstenite::client_async(request, tcp)

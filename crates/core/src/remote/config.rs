@@ -67,13 +67,21 @@ pub fn remote_environment_from_config(
             ));
         }
         Some(other) => {
-            return Err(invalid("type", format!("{other:?} is not \"local\" or \"remote\"")));
+            return Err(invalid(
+                "type",
+                format!("{other:?} is not \"local\" or \"remote\""),
+            ));
         }
     }
     let url = table
         .get("url")
         .and_then(toml::Value::as_str)
-        .ok_or_else(|| invalid("url", "missing; use ws://HOST:PORT or unix:/absolute/path".into()))?;
+        .ok_or_else(|| {
+            invalid(
+                "url",
+                "missing; use ws://HOST:PORT or unix:/absolute/path".into(),
+            )
+        })?;
     Endpoint::parse(url).map_err(|message| invalid("url", message))?;
     let token = match table.get("token_file") {
         None => None,

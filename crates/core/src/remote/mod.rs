@@ -7,8 +7,7 @@ pub mod protocol;
 mod run;
 
 pub use client::{
-    Connection, DEFAULT_REQUEST_TIMEOUT, Endpoint, ExecServerClient, RemoteEnvironment,
-    RemoteError,
+    Connection, DEFAULT_REQUEST_TIMEOUT, Endpoint, ExecServerClient, RemoteEnvironment, RemoteError,
 };
 pub use config::{EnvironmentConfigError, remote_environment_from_config};
 pub use run::{run_remote, sandbox_context};
