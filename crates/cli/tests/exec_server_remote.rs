@@ -242,3 +242,134 @@ fn bad_environment_config_is_refused_with_the_key() {
         stderr(&out)
     );
 }
+
+/// `airlock exec` over a loopback WebSocket with the token from `token_file`; a wrong token
+/// is refused before anything runs.
+#[test]
+fn remote_over_websocket_with_a_token() {
+    let dirs = Dirs::new();
+    let token_file = dirs.scripts.join("token");
+    std::fs::write(&token_file, "a-long-random-token-for-tests-0123456789\n").unwrap();
+    let mut server = Command::new(airlock_bin())
+        .args([
+            "exec-server",
+            "--listen",
+            "ws://127.0.0.1:0",
+            "--ws-token-file",
+        ])
+        .arg(&token_file)
+        .env("AIRLOCK_HOME", &dirs.home)
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    let mut reader = std::io::BufReader::new(server.stderr.take().unwrap());
+    std::io::BufRead::read_line(&mut reader, &mut line).unwrap();
+    let addr = line
+        .trim()
+        .strip_prefix("airlock exec-server listening on ws://")
+        .unwrap_or_else(|| panic!("unexpected: {line}"))
+        .to_owned();
+    let config = |file: &Path| {
+        format!(
+            "[environment]\ntype = \"remote\"\nurl = \"ws://{addr}\"\ntoken_file = \"{}\"\n",
+            file.display()
+        )
+    };
+    dirs.config(&config(&token_file));
+    let out = dirs.exec(&[
+        "-a",
+        "never",
+        "--",
+        "sh",
+        "-c",
+        "echo over-ws; echo > ws-made",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "over-ws\n");
+    assert!(exists(dirs.ws.join("ws-made")));
+    let wrong = dirs.scripts.join("wrong");
+    std::fs::write(&wrong, "a-long-random-token-for-tests-0123456780\n").unwrap();
+    dirs.config(&config(&wrong));
+    let out = dirs.exec(&["-a", "never", "--", "sh", "-c", "echo > wrong-token"]);
+    assert_ne!(out.status.code(), Some(0));
+    assert!(
+        stderr(&out).contains("cannot connect to exec-server"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(!exists(dirs.ws.join("wrong-token")));
+    let _ = server.kill();
+    let _ = server.wait();
+}
+
+/// The client reconnects: a session keeps working after its executor restarts, and a call
+/// made while it is down fails with a clear error (library level, one long-lived client).
+#[test]
+fn client_reconnects_after_the_executor_restarts() {
+    use airlock_core::remote::ExecServerClient;
+    use airlock_core::remote::RemoteEnvironment;
+    let dirs = Dirs::new();
+    let executor = Executor::start(&dirs.home);
+    let client = ExecServerClient::new(RemoteEnvironment {
+        url: format!("unix:{}", executor.socket.display()),
+        token: None,
+        request_timeout: Duration::from_secs(20),
+    });
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let read = |client: &ExecServerClient| {
+        runtime.block_on(async {
+            let connection = client.connection().await?;
+            connection
+                .request(
+                    "process/read",
+                    serde_json::json!({"processId": "none"}),
+                    Duration::from_secs(20),
+                )
+                .await
+        })
+    };
+    let first = read(&client).unwrap_err().to_string();
+    assert!(first.contains("unknown process id none"), "{first}");
+    let socket = executor.socket.clone();
+    let _socket_dir = stop_keeping_socket_dir(executor);
+    let down = read(&client).unwrap_err().to_string();
+    assert!(down.contains("exec-server"), "{down}");
+    // A new executor on the same socket path.
+    let mut again = Command::new(airlock_bin())
+        .args(["exec-server", "--listen"])
+        .arg(format!("unix:{}", socket.display()))
+        .env("AIRLOCK_HOME", &dirs.home)
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !socket.exists() {
+        assert!(Instant::now() < deadline);
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let after = read(&client).unwrap_err().to_string();
+    assert!(
+        after.contains("unknown process id none"),
+        "reconnected: {after}"
+    );
+    let _ = again.kill();
+    let _ = again.wait();
+}
+
+/// Stops `executor` and removes its socket, returning the socket's directory (still alive)
+/// so a new server can bind the same path.
+fn stop_keeping_socket_dir(executor: Executor) -> tempfile::TempDir {
+    let Executor {
+        mut child,
+        socket,
+        _dir,
+    } = executor;
+    let _ = child.kill();
+    let _ = child.wait();
+    std::fs::remove_file(&socket).unwrap();
+    _dir
+}

@@ -408,3 +408,34 @@ async fn connect(environment: &RemoteEnvironment) -> Result<Arc<Connection>, Str
     }
     Ok(connection)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn endpoints() {
+        assert_eq!(
+            Endpoint::parse("unix:/run/x.sock").unwrap(),
+            Endpoint::Unix("/run/x.sock".into())
+        );
+        assert!(matches!(
+            Endpoint::parse("ws://10.0.0.7:4500").unwrap(),
+            Endpoint::WebSocket { authority, .. } if authority == "10.0.0.7:4500"
+        ));
+        assert!(Endpoint::parse("unix:rel").is_err());
+        assert!(Endpoint::parse("ws://host").is_err());
+        assert!(Endpoint::parse("wss://host:1").is_err());
+    }
+
+    #[tokio::test]
+    async fn an_unreachable_executor_is_a_connect_error() {
+        let client = ExecServerClient::new(RemoteEnvironment {
+            url: "unix:/nonexistent/airlock-exec.sock".into(),
+            token: None,
+            request_timeout: Duration::from_secs(5),
+        });
+        let error = client.connection().await.unwrap_err();
+        assert!(matches!(error, RemoteError::Connect { .. }), "{error}");
+    }
+}

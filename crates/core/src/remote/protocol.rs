@@ -361,3 +361,35 @@ pub struct ProcessTerminateResponse {
     /// Whether it was still running (and has now been killed).
     pub running: bool,
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wire_paths_accept_absolute_paths_and_file_uris() {
+        assert_eq!(WirePath::parse("/a/b").unwrap().0, PathBuf::from("/a/b"));
+        assert_eq!(
+            WirePath::parse("file:///a/b%20c").unwrap().0,
+            PathBuf::from("/a/b c")
+        );
+        assert_eq!(
+            WirePath::parse("file://localhost/x").unwrap().0,
+            PathBuf::from("/x")
+        );
+        assert!(WirePath::parse("relative").is_err());
+        assert!(WirePath::parse("http://host/x").is_err());
+        assert!(WirePath::parse("file:///a%zz").is_err());
+        assert!(WirePath::parse("file://rel").is_err());
+    }
+
+    #[test]
+    fn sandbox_context_requires_the_windows_level_and_refuses_unknown_fields() {
+        let profile = serde_json::json!({"type": "disabled"});
+        let missing = serde_json::json!({"permissions": profile});
+        let error = serde_json::from_value::<FileSystemSandboxContext>(missing).unwrap_err();
+        assert!(error.to_string().contains("windowsSandboxLevel"), "{error}");
+        let extra = serde_json::json!({"permissions": profile, "windowsSandboxLevel": "disabled", "widen": true});
+        assert!(serde_json::from_value::<FileSystemSandboxContext>(extra).is_err());
+    }
+}
