@@ -373,3 +373,80 @@ fn stop_keeping_socket_dir(executor: Executor) -> tempfile::TempDir {
     std::fs::remove_file(&socket).unwrap();
     _dir
 }
+
+/// `thread/start` of `airlock serve` accepts a remote environment through its `config`
+/// (`environment.*` keys): its shell calls run on the executor, and once the executor is gone
+/// they fail naming it instead of running locally.
+#[test]
+fn app_server_thread_with_a_remote_environment() {
+    use std::io::BufRead as _;
+    use std::io::Write as _;
+    let dirs = Dirs::new();
+    let executor = Executor::start(&dirs.home);
+    let mut serve = Command::new(airlock_bin())
+        .arg("serve")
+        .current_dir(&dirs.ws)
+        .env("AIRLOCK_HOME", &dirs.home)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut input = serve.stdin.take().unwrap();
+    let mut output = std::io::BufReader::new(serve.stdout.take().unwrap());
+    let mut call = |id: i64, method: &str, params: serde_json::Value| -> serde_json::Value {
+        let message = serde_json::json!({"id": id, "method": method, "params": params});
+        writeln!(input, "{message}").unwrap();
+        input.flush().unwrap();
+        loop {
+            let mut line = String::new();
+            assert_ne!(output.read_line(&mut line).unwrap(), 0, "serve exited");
+            let value: serde_json::Value = serde_json::from_str(&line).unwrap();
+            if value.get("id") == Some(&serde_json::json!(id)) && value.get("method").is_none() {
+                return value;
+            }
+        }
+    };
+    call(
+        1,
+        "initialize",
+        serde_json::json!({"clientInfo": {"name": "t", "version": "1"}}),
+    );
+    let url = format!("unix:{}", executor.socket.display());
+    let thread = call(
+        2,
+        "thread/start",
+        serde_json::json!({"cwd": dirs.ws, "approvalPolicy": "never",
+            "config": {"environment": {"type": "remote", "url": url}}}),
+    );
+    let thread_id = thread["result"]["thread"]["id"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{thread}"))
+        .to_owned();
+    let turn = call(3, "turn/start", serde_json::json!({"threadId": thread_id}));
+    let turn_id = turn["result"]["turn"]["id"].as_str().unwrap().to_owned();
+    let shell = |call: &mut dyn FnMut(i64, &str, serde_json::Value) -> serde_json::Value,
+                 id: i64,
+                 script: &str| {
+        call(
+            id,
+            "tool/shell",
+            serde_json::json!({"threadId": thread_id, "turnId": turn_id, "callId": format!("c{id}"),
+                "command": ["sh", "-c", script]}),
+        )
+    };
+    let ran = shell(&mut call, 4, "echo on-executor; echo > via-serve");
+    assert_eq!(ran["result"]["exitCode"], 0, "{ran}");
+    assert_eq!(ran["result"]["stdout"], "on-executor\n", "{ran}");
+    assert!(exists(dirs.ws.join("via-serve")));
+    executor.stop();
+    let lost = shell(&mut call, 5, "echo > after-stop");
+    assert!(lost.to_string().contains("exec-server"), "{lost}");
+    assert!(
+        !exists(dirs.ws.join("after-stop")),
+        "never a local fallback"
+    );
+    drop(input);
+    let _ = serve.kill();
+    let _ = serve.wait();
+}
