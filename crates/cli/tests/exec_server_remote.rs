@@ -23,7 +23,15 @@ use exec_support::stderr;
 struct Executor {
     child: Child,
     socket: PathBuf,
-    _dir: tempfile::TempDir,
+    dir: Option<tempfile::TempDir>,
+}
+
+impl Drop for Executor {
+    /// Also when a test fails: no executor outlives its test.
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
 }
 
 impl Executor {
@@ -61,7 +69,7 @@ impl Executor {
         Self {
             child,
             socket,
-            _dir: dir,
+            dir: Some(dir),
         }
     }
 
@@ -72,9 +80,8 @@ impl Executor {
         )
     }
 
-    fn stop(mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+    fn stop(self) {
+        drop(self);
     }
 }
 
@@ -362,16 +369,11 @@ fn client_reconnects_after_the_executor_restarts() {
 
 /// Stops `executor` and removes its socket, returning the socket's directory (still alive)
 /// so a new server can bind the same path.
-fn stop_keeping_socket_dir(executor: Executor) -> tempfile::TempDir {
-    let Executor {
-        mut child,
-        socket,
-        _dir,
-    } = executor;
-    let _ = child.kill();
-    let _ = child.wait();
-    std::fs::remove_file(&socket).unwrap();
-    _dir
+fn stop_keeping_socket_dir(mut executor: Executor) -> tempfile::TempDir {
+    let _ = executor.child.kill();
+    let _ = executor.child.wait();
+    std::fs::remove_file(&executor.socket).unwrap();
+    executor.dir.take().unwrap()
 }
 
 /// `thread/start` of `airlock serve` accepts a remote environment through its `config`
@@ -395,6 +397,11 @@ fn app_server_thread_with_a_remote_environment() {
     let mut input = serve.stdin.take().unwrap();
     let mut output = std::io::BufReader::new(serve.stdout.take().unwrap());
     let mut call = |id: i64, method: &str, params: serde_json::Value| -> serde_json::Value {
+        if method == SEND_ONLY {
+            writeln!(input, "{params}").unwrap();
+            input.flush().unwrap();
+            return serde_json::Value::Null;
+        }
         let message = serde_json::json!({"id": id, "method": method, "params": params});
         writeln!(input, "{message}").unwrap();
         input.flush().unwrap();
@@ -427,20 +434,64 @@ fn app_server_thread_with_a_remote_environment() {
     let turn_id = turn["result"]["turn"]["id"].as_str().unwrap().to_owned();
     let shell = |call: &mut dyn FnMut(i64, &str, serde_json::Value) -> serde_json::Value,
                  id: i64,
+                 thread: &str,
+                 turn: &str,
                  script: &str| {
         call(
             id,
             "tool/shell",
-            serde_json::json!({"threadId": thread_id, "turnId": turn_id, "callId": format!("c{id}"),
+            serde_json::json!({"threadId": thread, "turnId": turn, "callId": format!("c{id}"),
                 "command": ["sh", "-c", script]}),
         )
     };
-    let ran = shell(&mut call, 4, "echo on-executor; echo > via-serve");
+    let ran = shell(
+        &mut call,
+        4,
+        &thread_id,
+        &turn_id,
+        "echo on-executor; echo > via-serve",
+    );
     assert_eq!(ran["result"]["exitCode"], 0, "{ran}");
     assert_eq!(ran["result"]["stdout"], "on-executor\n", "{ran}");
     assert!(exists(dirs.ws.join("via-serve")));
+    // turn/interrupt kills a command running on the executor.
+    let pid_file = dirs.ws.join("remote.pid");
+    let script = format!("echo $$ > {}; exec sleep 1000", pid_file.display());
+    let message = serde_json::json!({"id": 40, "method": "tool/shell", "params": {"threadId": thread_id,
+        "turnId": turn_id, "callId": "long", "command": ["sh", "-c", script]}});
+    call_raw(&mut call, &message);
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !std::fs::read_to_string(&pid_file).is_ok_and(|s| s.ends_with('\n')) {
+        assert!(
+            Instant::now() < deadline,
+            "the remote command never started"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let interrupted = call(
+        41,
+        "turn/interrupt",
+        serde_json::json!({"threadId": thread_id, "turnId": turn_id}),
+    );
+    assert!(interrupted.get("result").is_some(), "{interrupted}");
+    let sandbox_pid = std::fs::read_to_string(&pid_file).unwrap();
+    // The shell ran in the sandbox's pid namespace: find it on the host by its command line.
+    let marker = format!("echo $$ > {}", pid_file.display());
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while running_with(&marker) {
+        assert!(
+            Instant::now() < deadline,
+            "the interrupted remote command (pid {sandbox_pid}) still runs"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let turn = call(42, "turn/start", serde_json::json!({"threadId": thread_id}));
+    let turn_id = turn["result"]["turn"]["id"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{turn}"))
+        .to_owned();
     executor.stop();
-    let lost = shell(&mut call, 5, "echo > after-stop");
+    let lost = shell(&mut call, 5, &thread_id, &turn_id, "echo > after-stop");
     assert!(lost.to_string().contains("exec-server"), "{lost}");
     assert!(
         !exists(dirs.ws.join("after-stop")),
@@ -449,4 +500,25 @@ fn app_server_thread_with_a_remote_environment() {
     drop(input);
     let _ = serve.kill();
     let _ = serve.wait();
+}
+
+/// A pseudo-method of the serve test's `call`: write the params as a raw message, do not wait.
+const SEND_ONLY: &str = "\0send";
+
+fn call_raw(
+    call: &mut dyn FnMut(i64, &str, serde_json::Value) -> serde_json::Value,
+    message: &serde_json::Value,
+) {
+    call(0, SEND_ONLY, message.clone());
+}
+
+/// Whether a process whose command line contains `needle` runs on this host.
+fn running_with(needle: &str) -> bool {
+    std::fs::read_dir("/proc").unwrap().flatten().any(|entry| {
+        let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
+        let text = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+        text.contains(needle)
+            && !text.contains("cargo")
+            && std::fs::read_to_string(entry.path().join("stat")).is_ok_and(|s| !s.contains(") Z "))
+    })
 }

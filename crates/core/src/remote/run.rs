@@ -95,6 +95,13 @@ pub async fn run_remote(
         connection.unsubscribe(&process_id);
         return Err(remote(error));
     }
+    // An interrupted call (turn/interrupt, a client that went away) drops this future: the
+    // guard then asks the executor to kill the process, as a local run's drop kills its child.
+    let mut guard = TerminateOnDrop {
+        connection: Some(std::sync::Arc::clone(&connection)),
+        process_id: process_id.clone(),
+        timeout,
+    };
     let mut stdout = Vec::new();
     let mut stderr = Vec::new();
     let mut exited: Option<ProcessExited> = None;
@@ -135,6 +142,7 @@ pub async fn run_remote(
             _ => {}
         }
     }
+    guard.connection = None;
     connection.unsubscribe(&process_id);
     let Some(exited) = exited else {
         return Err(remote(RemoteError::Lost {
@@ -161,6 +169,31 @@ pub async fn run_remote(
         });
     }
     Ok(output)
+}
+
+/// Terminates the remote process unless disarmed (`connection = None`).
+struct TerminateOnDrop {
+    connection: Option<std::sync::Arc<super::client::Connection>>,
+    process_id: String,
+    timeout: std::time::Duration,
+}
+
+impl Drop for TerminateOnDrop {
+    fn drop(&mut self) {
+        let Some(connection) = self.connection.take() else {
+            return;
+        };
+        connection.unsubscribe(&self.process_id);
+        let params = serde_json::json!({ "processId": self.process_id });
+        let timeout = self.timeout;
+        if let Ok(handle) = tokio::runtime::Handle::try_current() {
+            handle.spawn(async move {
+                let _ = connection
+                    .request(method::PROCESS_TERMINATE, params, timeout)
+                    .await;
+            });
+        }
+    }
 }
 
 async fn tee<W: tokio::io::AsyncWrite + Unpin>(mut target: W, bytes: &[u8]) -> std::io::Result<()> {
