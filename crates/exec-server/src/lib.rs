@@ -10,6 +10,11 @@
 //! Must not: decide whether a command may run (approval and exec policy stay with the client),
 //! widen a profile it was sent, or run a command unconfined when a sandbox was asked for and
 //! cannot be applied. It schedules no hosts (spec 09 §Scale-out).
+//!
+//! Not supported yet (refused with a clear error, never silently ignored): `tty: true`
+//! (-32602), `envPolicy` and other unknown params (-32602, `deny_unknown_fields`),
+//! `resumeSessionId`, `http/request`, streaming file methods and TLS (`wss://`; use a private
+//! network or a tunnel). There is no cap on processes per connection yet.
 
 mod connection;
 mod fs;
