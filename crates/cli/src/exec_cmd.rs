@@ -33,7 +33,6 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use airlock_core::OutputMode;
-use airlock_core::Session;
 use airlock_core::ShellCall;
 use airlock_core::ToolError;
 use airlock_permissions::DANGER_FULL_ACCESS;
@@ -324,6 +323,7 @@ async fn run_exec(args: ExecArgs) -> Result<Finished, Refusal> {
         exec_policy,
         selected,
         network_enabled,
+        remote,
     } = parts;
     // The managed network (spec 12): the session's proxy, asking about unlisted hosts
     // through the session's reviewers once the session exists.
@@ -348,25 +348,30 @@ async fn run_exec(args: ExecArgs) -> Result<Finished, Refusal> {
     options.sandbox.network_proxy_dir = proxy.as_ref().map(|proxy| proxy.dir().to_path_buf());
     let approval_policy = options.approval_policy;
     let reviewer = options.approvals_reviewer;
-    // Checked before anything runs; the call is still recorded below (id, audit line).
-    let unrunnable = command.first().and_then(|program| {
-        crate::program::check_program(
-            program.as_ref(),
-            options.env.get("PATH").map(std::ffi::OsStr::new),
-            &cwd,
-        )
-        .err()
-    });
+    // Checked before anything runs; the call is still recorded below (id, audit line). The
+    // program lives on the executor's host for a remote environment: not checked here.
+    let unrunnable = command
+        .first()
+        .filter(|_| remote.is_none())
+        .and_then(|program| {
+            crate::program::check_program(
+                program.as_ref(),
+                options.env.get("PATH").map(std::ffi::OsStr::new),
+                &cwd,
+            )
+            .err()
+        });
     // A person can answer only on a terminal; otherwise the session gets no event channel and
     // every prompt routed to the user is denied (spec 10: fail closed).
     let interactive = reviewer == ApprovalsReviewer::User
         && std::io::stdin().is_terminal()
         && std::io::stderr().is_terminal();
     let (events_tx, events_rx) = tokio::sync::mpsc::unbounded_channel();
-    let session = Session::new(
+    let session = crate::session_setup::SessionParts::session(
         options,
         approval_config,
         exec_policy,
+        remote,
         interactive.then_some(events_tx),
     );
     if let Ok(mut slot) = session_slot.lock() {

@@ -7,6 +7,7 @@ mod apply_patch_helper;
 mod common;
 mod doctor_cmd;
 mod exec_cmd;
+mod exec_server_cmd;
 mod execpolicy_cmd;
 mod explain_cmd;
 mod hook_cmd;
@@ -71,6 +72,9 @@ enum Command {
     Serve(serve_cmd::ServeArgs),
     /// Write the JSON Schema of the app server's messages (`--out DIR`).
     Schema(serve_cmd::SchemaArgs),
+    /// Run commands and file operations for a remote environment under this host's own
+    /// sandbox (stdio, `ws://ADDR:PORT` or `unix:PATH`).
+    ExecServer(exec_server_cmd::ExecServerArgs),
 }
 
 fn main() -> ExitCode {
@@ -117,6 +121,7 @@ fn main() -> ExitCode {
         Command::Hook(args) => hook_cmd::run(args),
         Command::Serve(args) => serve_cmd::run(args),
         Command::Schema(args) => serve_cmd::run_schema(args),
+        Command::ExecServer(args) => exec_server_cmd::run(args),
     }
 }
 

@@ -56,6 +56,27 @@ pub(crate) struct SessionParts {
     pub selected: SelectedPermissions,
     /// Whether the profile lets the network out.
     pub network_enabled: bool,
+    /// The remote environment `[environment]` selects (spec 09), `None` for this host.
+    pub remote: Option<airlock_core::remote::RemoteEnvironment>,
+}
+
+impl SessionParts {
+    /// The session, running its commands on the exec-server when the environment is remote.
+    pub(crate) fn session(
+        options: SessionOptions,
+        approval_config: ApprovalConfig,
+        exec_policy: ExecPolicyManager,
+        remote: Option<airlock_core::remote::RemoteEnvironment>,
+        events: Option<tokio::sync::mpsc::UnboundedSender<airlock_approval::ApprovalEvent>>,
+    ) -> airlock_core::Session {
+        let session = airlock_core::Session::new(options, approval_config, exec_policy, events);
+        match remote {
+            Some(remote) => session.with_remote_environment(std::sync::Arc::new(
+                airlock_core::remote::ExecServerClient::new(remote),
+            )),
+            None => session,
+        }
+    }
 }
 
 /// Resolves a session as `airlock exec` does.
@@ -83,6 +104,7 @@ pub(crate) fn prepare_session(request: SessionRequest<'_>) -> anyhow::Result<Ses
         request.rules.clone(),
     ));
     let approval_config = ApprovalConfig::load(&config.table, &config.origin, &env.airlock_home)?;
+    let remote = airlock_core::remote::remote_environment_from_config(&config)?;
     let linux_helper = std::env::current_exe()
         .map_err(|error| anyhow::anyhow!("cannot locate the airlock executable: {error}"))?;
     // A profile with host rules (spec 12) runs behind the managed proxy: never with the
@@ -91,13 +113,21 @@ pub(crate) fn prepare_session(request: SessionRequest<'_>) -> anyhow::Result<Ses
     let managed_network =
         crate::managed_network::effective(&config, &env, &selected, &cwd, request.rules.clone())
             .map_err(|error| anyhow::anyhow!("{error:#}"))?;
+    // An executor gets the profile, not host rules: running there would mean the whole
+    // network, so a managed network and a remote environment are refused together.
+    anyhow::ensure!(
+        !(remote.is_some() && managed_network.is_some()),
+        "the profile limits the network to listed hosts ([permissions.<id>.network] domains), \
+         which a remote environment cannot enforce yet; use a profile without `domains` or a \
+         local environment"
+    );
     let options = SessionOptions {
         session_id: request.session_id,
         approval_policy,
         approvals_reviewer: reviewer,
         strict_auto_review: request.strict_auto_review,
         environment: ToolEnvironment {
-            environment_id: None,
+            environment_id: remote.as_ref().map(|_| "remote".to_owned()),
             cwd: cwd.clone(),
             workspace_roots: selected.workspace_roots.clone(),
             permission_profile: selected.symbolic().clone(),
@@ -130,6 +160,7 @@ pub(crate) fn prepare_session(request: SessionRequest<'_>) -> anyhow::Result<Ses
         exec_policy,
         selected,
         network_enabled,
+        remote,
     })
 }
 

@@ -27,6 +27,7 @@ mod audit_time;
 mod call_id;
 pub mod orchestrator;
 pub mod process;
+pub mod remote;
 pub mod session;
 pub mod session_config;
 pub mod shell_runtime;

@@ -62,6 +62,17 @@ pub async fn with_output_sink<F: std::future::Future>(
     OUTPUT_SINK.scope(sink, future).await
 }
 
+/// Hands `bytes` to the output sink of the current task, if any (a remote run's output
+/// reaches live clients the same way a local child's does).
+pub(crate) fn forward_output_chunk(stream: OutputStreamKind, bytes: &[u8]) {
+    if let Ok(sink) = OUTPUT_SINK.try_with(Clone::clone) {
+        let _ = sink.send(OutputChunk {
+            stream,
+            bytes: bytes.to_vec(),
+        });
+    }
+}
+
 /// Spawns `launch` and waits for it; the exit code is the process's, or `128 + signal` for a
 /// signal death (as shells report it). Dropping the future kills the child.
 ///

@@ -170,6 +170,17 @@ impl Session {
         }
     }
 
+    /// This session, running its shell calls on the exec-server of `client` (a remote
+    /// environment, spec 09): the profile stays symbolic and the executor applies it.
+    #[must_use]
+    pub fn with_remote_environment(
+        mut self,
+        client: std::sync::Arc<crate::remote::ExecServerClient>,
+    ) -> Self {
+        self.runtime = self.runtime.with_remote(client);
+        self
+    }
+
     /// The approval layer (answer user prompts with its `submit_*` methods).
     #[must_use]
     pub const fn approvals(&self) -> &Arc<ApprovalSession> {

@@ -3,6 +3,7 @@
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use airlock_approval::ApprovalAction;
 use airlock_approval::ApprovalCategory;
@@ -21,6 +22,7 @@ use crate::orchestrator::ToolError;
 use crate::orchestrator::ToolRuntime;
 use crate::process::OutputMode;
 use crate::process::spawn_and_collect;
+use crate::remote::ExecServerClient;
 use crate::requirement::PromptSource;
 use crate::requirement::RequirementOutcome;
 
@@ -46,17 +48,37 @@ pub struct ShellRequest {
 
 /// The shell tool runtime: confines with the [`SandboxManager`] transform and runs the
 /// launch as a child process.
+/// With a remote environment ([`ShellRuntime::with_remote`]) the exec-server confines the
+/// process itself and nothing is run locally (spec 09 §Client side).
 #[derive(Debug, Clone, Default)]
 pub struct ShellRuntime {
     manager: SandboxManager,
     output: OutputMode,
+    remote: Option<Arc<ExecServerClient>>,
 }
 
 impl ShellRuntime {
     /// A runtime using `manager`; `output` says whether output is also streamed.
     #[must_use]
     pub const fn new(manager: SandboxManager, output: OutputMode) -> Self {
-        Self { manager, output }
+        Self {
+            manager,
+            output,
+            remote: None,
+        }
+    }
+
+    /// This runtime, running every command on the exec-server of `client` instead.
+    #[must_use]
+    pub fn with_remote(mut self, client: Arc<ExecServerClient>) -> Self {
+        self.remote = Some(client);
+        self
+    }
+
+    /// The remote environment's client, if commands run on an exec-server.
+    #[must_use]
+    pub fn remote(&self) -> Option<&Arc<ExecServerClient>> {
+        self.remote.as_ref()
     }
 }
 
@@ -106,7 +128,11 @@ impl Approvable<ShellRequest> for ShellRuntime {
     }
 }
 
-impl Sandboxable<ShellRequest> for ShellRuntime {}
+impl Sandboxable<ShellRequest> for ShellRuntime {
+    fn uses_executor_managed_process_sandbox(&self, _req: &ShellRequest) -> bool {
+        self.remote.is_some()
+    }
+}
 
 impl ToolRuntime<ShellRequest> for ShellRuntime {
     fn tool_name(&self) -> &'static str {
@@ -120,6 +146,9 @@ impl ToolRuntime<ShellRequest> for ShellRuntime {
         req: &ShellRequest,
         attempt: &SandboxAttempt,
     ) -> Result<ExecOutput, ToolError> {
+        if let Some(client) = &self.remote {
+            return crate::remote::run_remote(client, req, attempt, self.output).await;
+        }
         let launch = self
             .manager
             .transform(SandboxTransformRequest {

@@ -15,7 +15,7 @@ use crate::overrides::apply_override;
 use crate::overrides::parse_override;
 
 /// Top-level keys Airlock knows (spec 10). Only some are interpreted by this crate.
-const KNOWN_TOP_LEVEL_KEYS: [&str; 15] = [
+const KNOWN_TOP_LEVEL_KEYS: [&str; 16] = [
     "approval_policy",
     "approvals_reviewer",
     "default_permissions",
@@ -32,6 +32,8 @@ const KNOWN_TOP_LEVEL_KEYS: [&str; 15] = [
     "exec_policy",
     // Read by the sandbox crate's environment policy, not here.
     "shell_environment_policy",
+    // Read by the core crate's remote environments (spec 09), not here.
+    "environment",
 ];
 
 /// Where config comes from: the Airlock home and the user's home (for `~`).

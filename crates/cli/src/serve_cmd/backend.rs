@@ -17,7 +17,6 @@ use airlock_app_server_protocol::PolicyExplainParams;
 use airlock_app_server_protocol::ThreadStartParams;
 use airlock_approval::ApprovalEvent;
 use airlock_core::OutputMode;
-use airlock_core::Session;
 use airlock_protocol::ApprovalsReviewer;
 use airlock_protocol::SandboxPermissions;
 use serde_json::Value;
@@ -117,10 +116,12 @@ impl Backend for CliBackend {
         let approval_policy = parts.options.approval_policy;
         let permission_profile = parts.selected.compiled.active.id.clone();
         let mut warnings = parts.selected.warnings.clone();
-        let session = Session::new(
+        // `config: {"environment": {"type": "remote", ...}}` selects an exec-server (spec 09).
+        let session = crate::session_setup::SessionParts::session(
             parts.options,
             parts.approval_config,
             parts.exec_policy,
+            parts.remote,
             Some(events),
         );
         warnings.extend(session.warnings().iter().cloned());

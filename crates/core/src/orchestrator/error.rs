@@ -98,6 +98,10 @@ pub enum ExecError {
         /// What the helper or bubblewrap reported.
         cause: String,
     },
+    /// The exec-server of a remote environment could not be reached, refused the start, or
+    /// the connection was lost (spec 09: never a local fallback).
+    #[error(transparent)]
+    Remote(#[from] crate::remote::RemoteError),
     /// Waiting for the process or reading its output failed.
     #[error("lost track of the running command: {0}")]
     Wait(#[source] std::io::Error),

@@ -1,0 +1,369 @@
+//! Managed processes (spec 09 §Methods `process/*`): spawned from a launch, output numbered by
+//! one per-process `seq` shared by both streams and the exit/close events, retained for
+//! `process/read` and pushed as notifications in `seq` order.
+
+use std::collections::VecDeque;
+use std::process::Stdio;
+use std::sync::Arc;
+use std::sync::Mutex;
+use std::sync::MutexGuard;
+use std::sync::PoisonError;
+use std::time::Duration;
+
+use airlock_core::remote::protocol::ProcessClosed;
+use airlock_core::remote::protocol::ProcessExited;
+use airlock_core::remote::protocol::ProcessOutput;
+use airlock_core::remote::protocol::ProcessReadResponse;
+use airlock_core::remote::protocol::ReadChunk;
+use airlock_core::remote::protocol::StreamKind;
+use airlock_core::remote::protocol::WriteStatus;
+use airlock_core::remote::protocol::method;
+use airlock_jsonrpc::ErrorObject;
+use airlock_jsonrpc::Message;
+use airlock_jsonrpc::MessageSink;
+use airlock_sandbox::ExecOutput;
+use airlock_sandbox::SandboxExecRequest;
+use airlock_sandbox::is_likely_sandbox_denied;
+use base64::Engine as _;
+use tokio::io::AsyncRead;
+use tokio::io::AsyncReadExt;
+use tokio::io::AsyncWriteExt;
+use tokio::process::ChildStdin;
+use tokio::sync::Notify;
+
+/// Output retained per process for `process/read` (oldest dropped first): 4 MiB.
+const RETAINED_BYTES: usize = 4 << 20;
+/// Output kept for denial detection, per stream: 64 KiB.
+const DENIAL_SCAN_BYTES: usize = 64 << 10;
+/// The longest `process/read` long-poll: 30 s.
+const MAX_WAIT: Duration = Duration::from_secs(30);
+/// Exit code of a command the sandbox could not execute (as shells report it).
+const COMMAND_NOT_EXECUTABLE: i32 = 127;
+
+#[derive(Debug, Default)]
+struct State {
+    last_seq: u64,
+    chunks: VecDeque<(u64, StreamKind, Vec<u8>)>,
+    retained: usize,
+    stdout_scan: Vec<u8>,
+    stderr_scan: Vec<u8>,
+    exit_code: Option<i32>,
+    sandbox_denied: bool,
+    closed: bool,
+    failure: Option<String>,
+    /// Process group id while the leader is not reaped (never signal a reused id).
+    group: Option<i32>,
+}
+
+/// One process of a connection.
+#[derive(Debug)]
+pub(crate) struct Managed {
+    id: String,
+    state: Mutex<State>,
+    changed: Notify,
+    stdin: tokio::sync::Mutex<Option<ChildStdin>>,
+    piped_stdin: bool,
+    sink: MessageSink,
+}
+
+fn lock(state: &Mutex<State>) -> MutexGuard<'_, State> {
+    state.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+fn encode(bytes: &[u8]) -> String {
+    base64::engine::general_purpose::STANDARD.encode(bytes)
+}
+
+impl Managed {
+    /// Spawns `launch` as process `id`; its events go to `sink`.
+    ///
+    /// # Errors
+    /// -32600 when the program cannot be started.
+    pub(crate) fn spawn(
+        id: String,
+        launch: &SandboxExecRequest,
+        arg0: Option<&str>,
+        pipe_stdin: bool,
+        sink: MessageSink,
+    ) -> Result<Arc<Self>, ErrorObject> {
+        let spawn_error = |e: std::io::Error| {
+            ErrorObject::invalid_request(format!("cannot start process {id}: {e}"))
+        };
+        let Some((program, args)) = launch.argv.split_first() else {
+            return Err(ErrorObject::invalid_params(
+                "invalid params: argv: must not be empty",
+            ));
+        };
+        // The Linux helper reports whether the sandbox was set up, so a set-up failure is
+        // never mistaken for a denial.
+        #[cfg(target_os = "linux")]
+        let mut status_pipe = if launch.reports_setup_status {
+            Some(airlock_sandbox::StatusPipe::open().map_err(spawn_error)?)
+        } else {
+            None
+        };
+        #[cfg(target_os = "linux")]
+        let helper_argv = status_pipe
+            .as_ref()
+            .and_then(airlock_sandbox::StatusPipe::writer_fd)
+            .map(|fd| launch.argv_with_status_fd(fd));
+        #[cfg(target_os = "linux")]
+        let args = helper_argv
+            .as_deref()
+            .and_then(|argv| argv.get(1..))
+            .unwrap_or(args);
+        let mut command = tokio::process::Command::new(program);
+        command
+            .args(args)
+            .current_dir(&launch.cwd)
+            .env_clear()
+            .envs(&launch.env)
+            .stdin(if pipe_stdin {
+                Stdio::piped()
+            } else {
+                Stdio::null()
+            })
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true);
+        #[cfg(unix)]
+        {
+            // Its own group, so terminate reaches the helper, bubblewrap and the command.
+            command.process_group(0);
+            if let Some(arg0) = arg0.or(launch.arg0.as_deref()) {
+                command.arg0(arg0);
+            }
+        }
+        let spawned = command.spawn();
+        #[cfg(target_os = "linux")]
+        if let Some(pipe) = status_pipe.as_mut() {
+            pipe.close_writer();
+        }
+        let mut child = spawned.map_err(spawn_error)?;
+        let managed = Arc::new(Self {
+            id,
+            state: Mutex::new(State {
+                group: child.id().and_then(|pid| i32::try_from(pid).ok()),
+                ..State::default()
+            }),
+            changed: Notify::new(),
+            stdin: tokio::sync::Mutex::new(child.stdin.take()),
+            piped_stdin: pipe_stdin,
+            sink,
+        });
+        let stdout = child.stdout.take();
+        let stderr = child.stderr.take();
+        let sandbox = launch.sandbox;
+        let this = Arc::clone(&managed);
+        tokio::spawn(async move {
+            let (status, (), ()) = tokio::join!(
+                child.wait(),
+                this.pump(stdout, StreamKind::Stdout),
+                this.pump(stderr, StreamKind::Stderr),
+            );
+            lock(&this.state).group = None;
+            let mut exit_code = match status {
+                Ok(status) => exit_code(status),
+                Err(e) => {
+                    lock(&this.state).failure = Some(format!("lost track of the process: {e}"));
+                    -1
+                }
+            };
+            let stderr_text = String::from_utf8_lossy(&lock(&this.state).stderr_scan).into_owned();
+            let mut setup_failure = None;
+            #[cfg(target_os = "linux")]
+            if let Some(pipe) = status_pipe {
+                match pipe.report(&stderr_text) {
+                    airlock_sandbox::LaunchReport::Started => {}
+                    airlock_sandbox::LaunchReport::SetupFailed(cause) => {
+                        setup_failure = Some(cause)
+                    }
+                    airlock_sandbox::LaunchReport::CommandNotExecutable(_) => {
+                        exit_code = COMMAND_NOT_EXECUTABLE;
+                    }
+                }
+            }
+            this.finish(exit_code, sandbox, stderr_text, setup_failure);
+        });
+        Ok(managed)
+    }
+
+    async fn pump<R: AsyncRead + Unpin>(&self, stream: Option<R>, kind: StreamKind) {
+        let Some(mut stream) = stream else { return };
+        let mut buffer = vec![0_u8; 8192];
+        while let Ok(read) = stream.read(&mut buffer).await {
+            if read == 0 {
+                break;
+            }
+            let chunk = buffer.get(..read).unwrap_or_default().to_vec();
+            let mut state = lock(&self.state);
+            let scan = match kind {
+                StreamKind::Stderr => &mut state.stderr_scan,
+                _ => &mut state.stdout_scan,
+            };
+            let room = DENIAL_SCAN_BYTES.saturating_sub(scan.len());
+            scan.extend_from_slice(chunk.get(..room.min(chunk.len())).unwrap_or_default());
+            state.last_seq += 1;
+            let seq = state.last_seq;
+            // Sent under the lock: notifications leave in seq order.
+            self.sink.send(Message::notification(
+                method::PROCESS_OUTPUT,
+                serde_json::to_value(ProcessOutput {
+                    process_id: self.id.clone(),
+                    seq,
+                    stream: kind,
+                    chunk: encode(&chunk),
+                })
+                .ok(),
+            ));
+            state.retained += chunk.len();
+            state.chunks.push_back((seq, kind, chunk));
+            while state.retained > RETAINED_BYTES {
+                let Some((_, _, dropped)) = state.chunks.pop_front() else {
+                    break;
+                };
+                state.retained -= dropped.len();
+            }
+            drop(state);
+            self.changed.notify_waiters();
+        }
+    }
+
+    fn finish(
+        &self,
+        exit_code: i32,
+        sandbox: airlock_sandbox::SandboxType,
+        stderr: String,
+        setup_failure: Option<String>,
+    ) {
+        let mut state = lock(&self.state);
+        let output = ExecOutput {
+            exit_code,
+            stdout: String::from_utf8_lossy(&state.stdout_scan).into_owned(),
+            stderr,
+        };
+        let denied = setup_failure.is_none() && is_likely_sandbox_denied(sandbox, &output);
+        state.exit_code = Some(exit_code);
+        state.sandbox_denied = denied;
+        if let Some(cause) = &setup_failure {
+            state.failure = Some(format!("could not start the sandbox: {cause}"));
+        }
+        state.last_seq += 1;
+        self.sink.send(Message::notification(
+            method::PROCESS_EXITED,
+            serde_json::to_value(ProcessExited {
+                process_id: self.id.clone(),
+                seq: state.last_seq,
+                exit_code,
+                sandbox_denied: denied,
+                setup_failure,
+            })
+            .ok(),
+        ));
+        state.last_seq += 1;
+        state.closed = true;
+        self.sink.send(Message::notification(
+            method::PROCESS_CLOSED,
+            serde_json::to_value(ProcessClosed {
+                process_id: self.id.clone(),
+                seq: state.last_seq,
+            })
+            .ok(),
+        ));
+        drop(state);
+        self.changed.notify_waiters();
+    }
+
+    /// `process/read`: chunks after `after_seq`, waiting up to `wait` for one.
+    pub(crate) async fn read(
+        &self,
+        after_seq: u64,
+        max_bytes: Option<usize>,
+        wait: Duration,
+    ) -> ProcessReadResponse {
+        let deadline = tokio::time::Instant::now() + wait.min(MAX_WAIT);
+        loop {
+            let notified = self.changed.notified();
+            tokio::pin!(notified);
+            notified.as_mut().enable();
+            {
+                let state = lock(&self.state);
+                let mut chunks = Vec::new();
+                let mut bytes = 0;
+                for (seq, stream, chunk) in state.chunks.iter().filter(|c| c.0 > after_seq) {
+                    if !chunks.is_empty() && max_bytes.is_some_and(|max| bytes + chunk.len() > max)
+                    {
+                        break;
+                    }
+                    bytes += chunk.len();
+                    chunks.push(ReadChunk {
+                        seq: *seq,
+                        stream: *stream,
+                        chunk: encode(chunk),
+                    });
+                }
+                let finished = state.exit_code.is_some();
+                if !chunks.is_empty() || finished || tokio::time::Instant::now() >= deadline {
+                    let next_seq = chunks.last().map_or(after_seq, |c| c.seq);
+                    return ProcessReadResponse {
+                        chunks,
+                        next_seq,
+                        exited: finished,
+                        exit_code: state.exit_code,
+                        closed: state.closed,
+                        failure: state.failure.clone(),
+                        sandbox_denied: state.sandbox_denied,
+                    };
+                }
+            }
+            let _ = tokio::time::timeout_at(deadline, notified).await;
+        }
+    }
+
+    /// `process/write`.
+    pub(crate) async fn write(&self, bytes: &[u8]) -> WriteStatus {
+        if !self.piped_stdin {
+            return WriteStatus::StdinClosed;
+        }
+        let mut stdin = self.stdin.lock().await;
+        let Some(pipe) = stdin.as_mut() else {
+            return WriteStatus::StdinClosed;
+        };
+        let written = async {
+            pipe.write_all(bytes).await?;
+            pipe.flush().await
+        };
+        if written.await.is_err() {
+            *stdin = None;
+            return WriteStatus::StdinClosed;
+        }
+        WriteStatus::Accepted
+    }
+
+    /// `process/terminate`: kills the whole group; `true` when it was still running.
+    pub(crate) fn terminate(&self) -> bool {
+        let state = lock(&self.state);
+        let Some(group) = state.group else {
+            return false;
+        };
+        #[cfg(unix)]
+        if let Some(pgid) = rustix::process::Pid::from_raw(group) {
+            let _ = rustix::process::kill_process_group(pgid, rustix::process::Signal::KILL);
+        }
+        true
+    }
+}
+
+#[cfg(unix)]
+fn exit_code(status: std::process::ExitStatus) -> i32 {
+    use std::os::unix::process::ExitStatusExt;
+    status
+        .code()
+        .or_else(|| status.signal().map(|signal| 128 + signal))
+        .unwrap_or(1)
+}
+
+#[cfg(not(unix))]
+fn exit_code(status: std::process::ExitStatus) -> i32 {
+    status.code().unwrap_or(1)
+}
