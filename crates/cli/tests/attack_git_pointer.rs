@@ -40,6 +40,7 @@ fn commit_readme(worktree: &Path) {
 /// working tree. Also tries to swap the pointer file and the bare directory themselves.
 #[test]
 fn bare_repository_behind_a_gitdir_pointer() {
+    let _serial = attack_support::serial();
     let (_dir, ws) = temp_in("/var/tmp", "airlock-attack-bare-");
     git_ok(&ws, &["init", "-q", "--bare", ".bare"]);
     std::fs::write(ws.join(".git"), "gitdir: ./.bare\n").unwrap();
@@ -79,6 +80,7 @@ fn bare_repository_behind_a_gitdir_pointer() {
 /// project lives under the writable `/tmp`.
 #[test]
 fn bare_repository_with_linked_worktrees() {
+    let _serial = attack_support::serial();
     for parent in ["/var/tmp", "/tmp"] {
         let (_dir, project) = temp_in(parent, "airlock-attack-worktrees-");
         git_ok(&project, &["init", "-q", "--bare", ".bare"]);
@@ -133,6 +135,7 @@ fn bare_repository_with_linked_worktrees() {
 /// another writable root (`/tmp`).
 #[test]
 fn separate_git_dir_in_another_writable_root() {
+    let _serial = attack_support::serial();
     let (_src_dir, src) = temp_in("/var/tmp", "airlock-attack-src-");
     git_ok(&src, &["init", "-q"]);
     commit_readme(&src);
@@ -178,6 +181,7 @@ fn separate_git_dir_in_another_writable_root() {
 /// submodule's git directory and the superproject's `.git` would be writable.
 #[test]
 fn submodule_with_its_superproject_under_tmp() {
+    let _serial = attack_support::serial();
     let (_lib_dir, lib) = temp_in("/var/tmp", "airlock-attack-lib-");
     git_ok(&lib, &["init", "-q"]);
     commit_readme(&lib);
@@ -217,6 +221,7 @@ fn submodule_with_its_superproject_under_tmp() {
 /// directory (`config`, `hooks/`) lies outside the workspace, in another writable root.
 #[test]
 fn worktree_whose_main_repository_is_under_tmp() {
+    let _serial = attack_support::serial();
     let (_main_dir, main) = temp_in("/tmp", "airlock-attack-main-");
     git_ok(&main, &["init", "-q"]);
     commit_readme(&main);
@@ -253,6 +258,7 @@ fn worktree_whose_main_repository_is_under_tmp() {
 /// create the repository git would then use; afterwards nothing is left behind.
 #[test]
 fn dangling_pointer_target_cannot_be_created() {
+    let _serial = attack_support::serial();
     let (_dir, ws) = temp_in("/var/tmp", "airlock-attack-dangling-");
     std::fs::write(ws.join(".git"), "gitdir: ./.bare\n").unwrap();
     std::fs::write(ws.join("README"), "hello\n").unwrap();
@@ -281,6 +287,7 @@ fn dangling_pointer_target_cannot_be_created() {
 /// `/tmp` (`git-new-workdir`): git follows them, so their targets stay read-only too.
 #[test]
 fn symlinked_config_and_hooks_of_a_git_directory() {
+    let _serial = attack_support::serial();
     let (_main_dir, main) = temp_in("/tmp", "airlock-attack-linked-");
     git_ok(&main, &["init", "-q"]);
     commit_readme(&main);
@@ -322,6 +329,7 @@ fn symlinked_config_and_hooks_of_a_git_directory() {
 /// in `--json`.
 #[test]
 fn permissions_show_lists_the_git_locations() {
+    let _serial = attack_support::serial();
     let (_main_dir, main) = temp_in("/var/tmp", "airlock-show-main-");
     git_ok(&main, &["init", "-q"]);
     commit_readme(&main);
@@ -392,6 +400,7 @@ fn permissions_show_lists_the_git_locations() {
 /// not exist yet: git reads both, so neither may be written or created.
 #[test]
 fn included_configuration_files_in_the_workspace() {
+    let _serial = attack_support::serial();
     let (_dir, ws) = temp_in("/var/tmp", "airlock-attack-include-");
     git_ok(&ws, &["init", "-q"]);
     commit_readme(&ws);
@@ -429,6 +438,7 @@ fn included_configuration_files_in_the_workspace() {
 /// root's bind, or the bind would cover them.
 #[test]
 fn worktree_whose_main_repository_is_in_a_deeper_writable_root() {
+    let _serial = attack_support::serial();
     let (_data_dir, data) = temp_in("/var/tmp", "airlock-attack-deep-");
     let deep = data.join("a/b/c");
     let main = deep.join("main");
@@ -478,6 +488,7 @@ fn worktree_whose_main_repository_is_in_a_deeper_writable_root() {
 /// the user's next `git status` there run the fake's config.
 #[test]
 fn linked_worktree_elsewhere_cannot_be_re_pointed() {
+    let _serial = attack_support::serial();
     let (_ws_dir, ws) = temp_in("/var/tmp", "airlock-attack-mainws-");
     git_ok(&ws, &["init", "-q"]);
     commit_readme(&ws);
@@ -518,6 +529,7 @@ fn linked_worktree_elsewhere_cannot_be_re_pointed() {
 /// tree): the sandbox must not plant a hook there, nor create the directory if missing.
 #[test]
 fn hooks_path_outside_the_working_tree() {
+    let _serial = attack_support::serial();
     let (_ws_dir, ws) = temp_in("/var/tmp", "airlock-attack-hookspath-");
     git_ok(&ws, &["init", "-q"]);
     commit_readme(&ws);
@@ -551,6 +563,7 @@ fn hooks_path_outside_the_working_tree() {
 /// sandbox could re-point, stops the launch before anything runs (exit 125, the file named).
 #[test]
 fn unreadable_metadata_and_symlinked_pointers_stop_the_launch() {
+    let _serial = attack_support::serial();
     let (_dir, ws) = temp_in("/var/tmp", "airlock-attack-failclosed-");
     let ran = ws.join("ran");
     let script = format!("touch '{}'", ran.display());
@@ -580,6 +593,7 @@ fn unreadable_metadata_and_symlinked_pointers_stop_the_launch() {
 /// `.repo/projects/`, which git follows; that git directory stays read-only.
 #[test]
 fn nested_git_symlink_targets() {
+    let _serial = attack_support::serial();
     let (_dir, ws) = temp_in("/var/tmp", "airlock-attack-repotool-");
     git_ok(&ws, &["init", "-q"]);
     let sub = ws.join("sub");

@@ -59,6 +59,7 @@ fn assert_not_moved(ws: &Path, inode: u64, victims: &[PathBuf]) {
 /// parent, the parent two and three levels up cannot be renamed.
 #[test]
 fn parents_of_a_workspace_under_tmp_cannot_be_renamed() {
+    let _serial = attack_support::serial();
     let (_dir, base) = temp_in("/tmp", "airlock-attack-rename-");
     let ws = base.join("outer/inner/ws");
     repository(&ws);
@@ -105,6 +106,7 @@ fn parents_of_a_workspace_under_tmp_cannot_be_renamed() {
 /// from `/tmp`.
 #[test]
 fn parents_between_nested_writable_roots_of_a_custom_profile() {
+    let _serial = attack_support::serial();
     let (_dir, base) = temp_in("/var/tmp", "airlock-attack-nested-roots-");
     let ws = base.join("a/ws");
     repository(&ws);
@@ -145,6 +147,7 @@ fn parents_between_nested_writable_roots_of_a_custom_profile() {
 /// `vendor/lib/.git`.
 #[test]
 fn parents_of_a_nested_repository_cannot_be_renamed() {
+    let _serial = attack_support::serial();
     let (_dir, ws) = temp_in("/var/tmp", "airlock-attack-nested-repo-");
     repository(&ws);
     let lib = ws.join("vendor/lib");
@@ -170,6 +173,7 @@ fn parents_of_a_nested_repository_cannot_be_renamed() {
 /// so the sandbox must not create a repository in a parent (nor change one that is there).
 #[test]
 fn no_repository_can_be_planted_above_the_workspace() {
+    let _serial = attack_support::serial();
     let (_dir, base) = temp_in("/tmp", "airlock-attack-above-");
     let ws = base.join("project/ws");
     std::fs::create_dir_all(&ws).unwrap();

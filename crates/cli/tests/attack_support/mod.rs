@@ -193,3 +193,13 @@ pub fn assert_attack_works_unsandboxed_at(
         "control: the planting script did not make host git run the command"
     );
 }
+
+/// Runs the tests of one binary one at a time. Each builds repositories under `/tmp`, which
+/// every `:workspace` launch scans; a repository another test removes while a launch starts
+/// can fail that launch (closed, exit 125: a known race with any process that deletes
+/// repositories under `/tmp`), which would make these tests depend on timing.
+pub fn serial() -> std::sync::MutexGuard<'static, ()> {
+    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    LOCK.lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
