@@ -27,6 +27,7 @@ struct Tmux {
 impl Tmux {
     fn start(dirs: &Dirs, patch_file: &std::path::Path) -> Option<Self> {
         if !Command::new("tmux")
+            .env_remove("LD_LIBRARY_PATH") // cargo's; writable in a /tmp checkout
             .arg("-V")
             .output()
             .is_ok_and(|out| out.status.success())
@@ -48,6 +49,7 @@ impl Tmux {
             file = quote(patch_file.display().to_string()),
         );
         let status = Command::new("tmux")
+            .env_remove("LD_LIBRARY_PATH") // cargo's; writable in a /tmp checkout
             .args([
                 "-L",
                 &socket,
@@ -67,6 +69,7 @@ impl Tmux {
 
     fn pane(&self) -> String {
         let out = Command::new("tmux")
+            .env_remove("LD_LIBRARY_PATH") // cargo's; writable in a /tmp checkout
             .args(["-L", &self.socket, "capture-pane", "-p", "-J", "-t", "t"])
             .output()
             .unwrap();
@@ -92,6 +95,7 @@ impl Tmux {
     fn answer(&self, key: &str) -> (String, String) {
         let prompt = self.wait_for("[Esc] abort");
         let status = Command::new("tmux")
+            .env_remove("LD_LIBRARY_PATH") // cargo's; writable in a /tmp checkout
             .args(["-L", &self.socket, "send-keys", "-t", "t", key])
             .status()
             .unwrap();
@@ -110,6 +114,7 @@ impl Tmux {
 impl Drop for Tmux {
     fn drop(&mut self) {
         let _ = Command::new("tmux")
+            .env_remove("LD_LIBRARY_PATH") // cargo's; writable in a /tmp checkout
             .args(["-L", &self.socket, "kill-server"])
             .status();
     }

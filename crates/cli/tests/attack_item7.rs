@@ -106,6 +106,7 @@ fn a_tmpdir_inside_git_or_a_denied_path_is_ignored() {
     let marker = outside.join("fsmonitor-ran");
     let git = |args: &[&str]| {
         Command::new("git")
+            .env_remove("LD_LIBRARY_PATH") // cargo's; writable in a /tmp checkout
             .args(args)
             .current_dir(&dirs.ws)
             .env("GIT_CONFIG_GLOBAL", "/dev/null")
@@ -147,6 +148,7 @@ fn a_tmpdir_inside_git_or_a_denied_path_is_ignored() {
     std::fs::create_dir_all(&lib).unwrap();
     let lib_git = |args: &[&str]| {
         Command::new("git")
+            .env_remove("LD_LIBRARY_PATH") // cargo's; writable in a /tmp checkout
             .args(args)
             .current_dir(&lib)
             .env("GIT_CONFIG_GLOBAL", "/dev/null")
@@ -458,6 +460,7 @@ fn a_deny_entry_on_a_dangling_symlink_does_not_stop_the_sandbox() {
 /// can make a directory read-only), or `None` when this machine does not allow one.
 fn in_own_mount_namespace(script: &str, dirs: &Dirs) -> Option<Output> {
     let probe = Command::new("unshare")
+        .env_remove("LD_LIBRARY_PATH") // cargo's; writable in a /tmp checkout
         .args(["-rm", "true"])
         .output()
         .ok()?;
@@ -470,6 +473,7 @@ fn in_own_mount_namespace(script: &str, dirs: &Dirs) -> Option<Output> {
     }
     Some(
         Command::new("unshare")
+            .env_remove("LD_LIBRARY_PATH") // cargo's; writable in a /tmp checkout
             .args(["-rm", "sh", "-c", script])
             .env("AIRLOCK_HOME", &dirs.home)
             .env("AIRLOCK_BIN", airlock_bin())

@@ -26,6 +26,7 @@ prefix_rule(pattern=[\"cd\"], decision=\"allow\")\n";
 /// Host git in `dir` with no global or system config.
 fn host_git(dir: &Path, args: &[&str]) -> Output {
     Command::new("git")
+        .env_remove("LD_LIBRARY_PATH") // cargo's; writable in a /tmp checkout
         .args([
             "-c",
             "user.email=t@example.com",
@@ -261,6 +262,7 @@ fn a_writable_path_entry_keeps_every_command_in_the_sandbox() {
         &format!("PATH lists {bin}, which is writable"),
     );
     let control = Command::new("git")
+        .env_remove("LD_LIBRARY_PATH") // cargo's; writable in a /tmp checkout
         .args(["fetch", "ssh://example.invalid/repo"])
         .current_dir(&dirs.ws)
         .env("PATH", &path)
@@ -391,6 +393,7 @@ fn a_forbidden_command_under_find_exec_is_still_forbidden() {
         );
     }
     let control = Command::new("find")
+        .env_remove("LD_LIBRARY_PATH") // cargo's; writable in a /tmp checkout
         .args([".", "-maxdepth", "0", "-exec", "touch", &marker, ";"])
         .current_dir(&dirs.ws)
         .output()
@@ -428,6 +431,7 @@ fn a_relative_hooks_path_in_the_user_config_keeps_git_in_the_sandbox() {
         "the relative path \".githooks\"",
     );
     let control = Command::new("git")
+        .env_remove("LD_LIBRARY_PATH") // cargo's; writable in a /tmp checkout
         .args(["commit", "--allow-empty", "-qm", "control"])
         .current_dir(&dirs.ws)
         .env("GIT_CONFIG_GLOBAL", &global)

@@ -513,6 +513,7 @@ fn hundred_concurrent_processes_lose_no_output() {
 fn non_loopback_websocket_without_token_is_refused_at_start() {
     let d = dirs();
     let out = std::process::Command::new(exec_server_support::airlock())
+        .env_remove("LD_LIBRARY_PATH") // cargo's; writable in a /tmp checkout
         .args(["exec-server", "--listen", "ws://0.0.0.0:0"])
         .env("AIRLOCK_HOME", &d.home)
         .output()

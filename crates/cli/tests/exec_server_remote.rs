@@ -190,6 +190,7 @@ fn missing_or_lost_executor_fails_without_local_fallback() {
     let socket = executor.socket.clone();
     // Lost mid-command.
     let mut exec = Command::new(airlock_bin())
+        .env_remove("LD_LIBRARY_PATH") // cargo's; writable in a /tmp checkout
         .args([
             "exec",
             "-a",
@@ -258,6 +259,7 @@ fn remote_over_websocket_with_a_token() {
     let token_file = dirs.scripts.join("token");
     std::fs::write(&token_file, "a-long-random-token-for-tests-0123456789\n").unwrap();
     let mut server = Command::new(airlock_bin())
+        .env_remove("LD_LIBRARY_PATH") // cargo's; writable in a /tmp checkout
         .args([
             "exec-server",
             "--listen",
@@ -347,6 +349,7 @@ fn client_reconnects_after_the_executor_restarts() {
     assert!(down.contains("exec-server"), "{down}");
     // A new executor on the same socket path.
     let mut again = Command::new(airlock_bin())
+        .env_remove("LD_LIBRARY_PATH") // cargo's; writable in a /tmp checkout
         .args(["exec-server", "--listen"])
         .arg(format!("unix:{}", socket.display()))
         .env("AIRLOCK_HOME", &dirs.home)
@@ -386,6 +389,7 @@ fn app_server_thread_with_a_remote_environment() {
     let dirs = Dirs::new();
     let executor = Executor::start(&dirs.home);
     let mut serve = Command::new(airlock_bin())
+        .env_remove("LD_LIBRARY_PATH") // cargo's; writable in a /tmp checkout
         .arg("serve")
         .current_dir(&dirs.ws)
         .env("AIRLOCK_HOME", &dirs.home)

@@ -33,6 +33,7 @@ impl Tmux {
     /// `None` (with a message) when tmux is not installed.
     fn start(dirs: &Dirs, airlock_args: &[&str]) -> Option<Self> {
         if !Command::new("tmux")
+            .env_remove("LD_LIBRARY_PATH") // cargo's; writable in a /tmp checkout
             .arg("-V")
             .output()
             .is_ok_and(|out| out.status.success())
@@ -58,6 +59,7 @@ impl Tmux {
             cmd = quoted.join(" ")
         );
         let status = Command::new("tmux")
+            .env_remove("LD_LIBRARY_PATH") // cargo's; writable in a /tmp checkout
             .args([
                 "-L",
                 &socket,
@@ -77,6 +79,7 @@ impl Tmux {
 
     fn pane(&self) -> String {
         let out = Command::new("tmux")
+            .env_remove("LD_LIBRARY_PATH") // cargo's; writable in a /tmp checkout
             .args(["-L", &self.socket, "capture-pane", "-p", "-J", "-t", "t"])
             .output()
             .unwrap();
@@ -101,6 +104,7 @@ impl Tmux {
 
     fn send(&self, keys: &[&str]) {
         let status = Command::new("tmux")
+            .env_remove("LD_LIBRARY_PATH") // cargo's; writable in a /tmp checkout
             .args(["-L", &self.socket, "send-keys", "-t", "t"])
             .args(keys)
             .status()
@@ -126,6 +130,7 @@ impl Tmux {
 impl Drop for Tmux {
     fn drop(&mut self) {
         let _ = Command::new("tmux")
+            .env_remove("LD_LIBRARY_PATH") // cargo's; writable in a /tmp checkout
             .args(["-L", &self.socket, "kill-server"])
             .status();
     }

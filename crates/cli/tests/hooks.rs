@@ -33,6 +33,7 @@ impl Env {
     /// Runs `airlock hook ARGS` with `input` on stdin.
     fn hook(&self, args: &[&str], input: &[u8]) -> Output {
         let mut child = Command::new(env!("CARGO_BIN_EXE_airlock"))
+            .env_remove("LD_LIBRARY_PATH") // cargo's; writable in a /tmp checkout
             .arg("hook")
             .args(args)
             .current_dir(self.ws.path())

@@ -31,6 +31,7 @@ fn python_with_sdk() -> PathBuf {
     let python = venv.join("bin/python");
     let imports = |python: &Path| {
         Command::new(python)
+            .env_remove("LD_LIBRARY_PATH") // cargo's; writable in a /tmp checkout
             .args(["-c", "import mcp.client.stdio"])
             .status()
             .is_ok_and(|status| status.success())
@@ -41,12 +42,14 @@ fn python_with_sdk() -> PathBuf {
     let building = target_dir().join(format!("mcp-python-venv-building-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&building);
     let status = Command::new("python3")
+        .env_remove("LD_LIBRARY_PATH") // cargo's; writable in a /tmp checkout
         .args(["-m", "venv"])
         .arg(&building)
         .status()
         .expect("python3 is needed to run the MCP client test");
     assert!(status.success(), "python3 -m venv failed");
     let pip = Command::new(building.join("bin/pip"))
+        .env_remove("LD_LIBRARY_PATH") // cargo's; writable in a /tmp checkout
         .args(["install", "--quiet", "--disable-pip-version-check", MCP_SDK])
         .output()
         .unwrap();
@@ -71,6 +74,7 @@ fn official_python_sdk_drives_airlock_mcp() {
     let ws = tempfile::tempdir().unwrap();
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp_client/client.py");
     let output = Command::new(&python)
+        .env_remove("LD_LIBRARY_PATH") // cargo's; writable in a /tmp checkout
         .arg(&script)
         .arg(env!("CARGO_BIN_EXE_airlock"))
         .arg(home.path())

@@ -33,6 +33,7 @@ impl Server {
         std::fs::write(home.path().join("config.toml"), config).unwrap();
         let ws = tempfile::tempdir().unwrap();
         let mut child = Command::new(env!("CARGO_BIN_EXE_airlock"))
+            .env_remove("LD_LIBRARY_PATH") // cargo's; writable in a /tmp checkout
             .arg("mcp")
             .arg("-C")
             .arg(ws.path())
@@ -295,6 +296,7 @@ fn two_calls_wait_for_approval_at_once_and_are_answered_out_of_order() {
 fn print_config_is_the_entry_that_starts_this_server() {
     let ws = tempfile::tempdir().unwrap();
     let output = Command::new(env!("CARGO_BIN_EXE_airlock"))
+        .env_remove("LD_LIBRARY_PATH") // cargo's; writable in a /tmp checkout
         .args([
             "mcp",
             "--print-config",

@@ -338,6 +338,7 @@ fn network_rule_lines_feed_the_lists() {
 
 fn airlock_in(setup: &Setup, args: &[&str]) -> (String, String, Option<i32>) {
     let out = Command::new(env!("CARGO_BIN_EXE_airlock"))
+        .env_remove("LD_LIBRARY_PATH") // cargo's; writable in a /tmp checkout
         .args(args)
         .current_dir(setup.ws.path())
         .env("AIRLOCK_HOME", setup.home.path())
@@ -448,6 +449,7 @@ fn file_server(dir: &Path) -> FileServer {
     };
     let server = FileServer {
         child: Command::new("python3")
+            .env_remove("LD_LIBRARY_PATH") // cargo's; writable in a /tmp checkout
             .args([
                 "-m",
                 "http.server",
@@ -479,6 +481,7 @@ fn git_clone_over_http_goes_through_the_proxy() {
         .unwrap();
     let git = |args: &[&str], dir: &Path| {
         let ok = Command::new("git")
+            .env_remove("LD_LIBRARY_PATH") // cargo's; writable in a /tmp checkout
             .args(args)
             .current_dir(dir)
             .env("GIT_CONFIG_NOSYSTEM", "1")
@@ -723,6 +726,7 @@ with open(f"{root}/simple/tinypkg/index.html", "w") as index:
     index.write(f'<html><body><a href="../../files/{name}">{name}</a></body></html>\n')
 "#;
     let ok = Command::new("python3")
+        .env_remove("LD_LIBRARY_PATH") // cargo's; writable in a /tmp checkout
         .args(["-c", script, dir.to_str().unwrap()])
         .status()
         .unwrap();
@@ -732,6 +736,7 @@ with open(f"{root}/simple/tinypkg/index.html", "w") as index:
 #[test]
 fn pip_download_from_a_local_index_goes_through_the_proxy() {
     let has_pip = Command::new("python3")
+        .env_remove("LD_LIBRARY_PATH") // cargo's; writable in a /tmp checkout
         .args(["-m", "pip", "--version"])
         .output()
         .is_ok_and(|out| out.status.success());
@@ -775,6 +780,7 @@ fn pip_download_from_a_local_index_goes_through_the_proxy() {
 #[test]
 fn npm_reads_a_local_registry_stub_through_the_proxy() {
     if !Command::new("npm")
+        .env_remove("LD_LIBRARY_PATH") // cargo's; writable in a /tmp checkout
         .arg("--version")
         .output()
         .is_ok_and(|out| out.status.success())

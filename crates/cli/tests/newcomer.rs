@@ -390,6 +390,7 @@ fn item8_network_failure_hint() {
 fn item8_git_commit_on_read_only_git_hint() {
     let dirs = Dirs::new();
     let init = Command::new("git")
+        .env_remove("LD_LIBRARY_PATH") // cargo's; writable in a /tmp checkout
         .args(["init", "-q"])
         .current_dir(&dirs.ws)
         .status()
@@ -420,6 +421,7 @@ fn item8_git_commit_on_read_only_git_hint() {
     assert!(text.contains(r#"prefix_rule(pattern=["git", "commit"], decision="allow")"#));
     assert!(!exists(dirs.ws.join(".git/index.lock")));
     let head = Command::new("git")
+        .env_remove("LD_LIBRARY_PATH") // cargo's; writable in a /tmp checkout
         .args(["rev-parse", "--verify", "-q", "HEAD"])
         .current_dir(&dirs.ws)
         .output()

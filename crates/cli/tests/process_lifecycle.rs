@@ -119,6 +119,7 @@ fn wait_bounded(child: &mut Child, what: &str) -> ExitStatus {
 
 fn signal(pid: u32, signal: i32) {
     let status = Command::new("kill")
+        .env_remove("LD_LIBRARY_PATH") // cargo's; writable in a /tmp checkout
         .arg(format!("-{signal}"))
         .arg(pid.to_string())
         .status()

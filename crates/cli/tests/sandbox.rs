@@ -66,6 +66,7 @@ fn git_workspace() -> tempfile::TempDir {
         .tempdir_in("/var/tmp")
         .unwrap();
     let ok = Command::new("git")
+        .env_remove("LD_LIBRARY_PATH") // cargo's; writable in a /tmp checkout
         .args(["init", "-q"])
         .current_dir(dir.path())
         .status()
@@ -326,6 +327,7 @@ fn real_workload_git_and_cargo_under_workspace() {
     let ws = git_workspace();
     let git = |args: &[&str]| {
         let ok = Command::new("git")
+            .env_remove("LD_LIBRARY_PATH") // cargo's; writable in a /tmp checkout
             .args(["-c", "user.email=t@example.com", "-c", "user.name=t"])
             .args(args)
             .current_dir(ws.path())
@@ -390,6 +392,7 @@ fn nested_repository_metadata_is_protected() {
     std::fs::create_dir_all(&nested).unwrap();
     assert!(
         Command::new("git")
+            .env_remove("LD_LIBRARY_PATH") // cargo's; writable in a /tmp checkout
             .args(["init", "-q"])
             .current_dir(&nested)
             .status()
@@ -428,6 +431,7 @@ fn airlock_project_dir_nested_git_swap_setuid_proc_masks_and_inherited_fds() {
     std::fs::create_dir_all(&nested).unwrap();
     assert!(
         Command::new("git")
+            .env_remove("LD_LIBRARY_PATH") // cargo's; writable in a /tmp checkout
             .args(["init", "-q"])
             .current_dir(&nested)
             .status()
@@ -585,6 +589,7 @@ fn dry_run_with_saved_descriptors_reproduces_the_launch() {
         "--dry-run ran the command"
     );
     let run = Command::new("bash")
+        .env_remove("LD_LIBRARY_PATH") // cargo's; writable in a /tmp checkout
         .arg("-c")
         .arg(line.trim())
         .output()
@@ -611,6 +616,7 @@ fn deeply_nested_and_tmp_repositories_keep_a_read_only_git() {
         .unwrap();
     for repo in [deep.as_path(), in_tmp.path()] {
         let ok = Command::new("git")
+            .env_remove("LD_LIBRARY_PATH") // cargo's; writable in a /tmp checkout
             .args(["init", "-q"])
             .current_dir(repo)
             .status()

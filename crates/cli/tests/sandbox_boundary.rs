@@ -330,6 +330,7 @@ fn allow_rule_bypass_depends_on_the_repository_config() {
     let rules = rules.to_str().unwrap();
     let git = |args: &[&str]| {
         let ok = Command::new("git")
+            .env_remove("LD_LIBRARY_PATH") // cargo's; writable in a /tmp checkout
             .args(args)
             .current_dir(&dirs.ws)
             .status()
@@ -534,6 +535,7 @@ fn airlock_sandbox_reports_a_set_up_failure_as_125() {
         return;
     };
     let out = Command::new("unshare")
+        .env_remove("LD_LIBRARY_PATH") // cargo's; writable in a /tmp checkout
         .args(["--user", "--map-root-user", "sh", "-c"])
         .arg("echo 0 > /proc/sys/user/max_user_namespaces && exec \"$@\"")
         .arg("sh")
@@ -573,6 +575,7 @@ fn a_global_git_config_the_sandbox_can_write_keeps_git_confined() {
         home.display().to_string()
     ));
     let ok = Command::new("git")
+        .env_remove("LD_LIBRARY_PATH") // cargo's; writable in a /tmp checkout
         .args(["init", "-q"])
         .current_dir(&dirs.ws)
         .status()

@@ -22,6 +22,7 @@ fn repo_root() -> PathBuf {
 
 fn has_jsonschema(python: &Path) -> bool {
     Command::new(python)
+        .env_remove("LD_LIBRARY_PATH") // cargo's; writable in a /tmp checkout
         .args(["-c", "import jsonschema"])
         .output()
         .is_ok_and(|o| o.status.success())
@@ -39,11 +40,13 @@ fn python() -> &'static Path {
         let venv_python = venv.join("bin/python3");
         if !has_jsonschema(&venv_python) {
             let made = Command::new("python3")
+                .env_remove("LD_LIBRARY_PATH") // cargo's; writable in a /tmp checkout
                 .args(["-m", "venv"])
                 .arg(&venv)
                 .status();
             if made.is_ok_and(|s| s.success()) {
                 let _ = Command::new(&venv_python)
+                    .env_remove("LD_LIBRARY_PATH") // cargo's; writable in a /tmp checkout
                     .args(["-m", "pip", "install", "--quiet", "jsonschema"])
                     .status();
             }
@@ -52,6 +55,7 @@ fn python() -> &'static Path {
             return venv_python;
         }
         let _ = Command::new("apt-get")
+            .env_remove("LD_LIBRARY_PATH") // cargo's; writable in a /tmp checkout
             .args(["install", "-y", "-q", "python3-jsonschema"])
             .env("DEBIAN_FRONTEND", "noninteractive")
             .status();
@@ -72,6 +76,7 @@ fn run_scenario(name: &str) {
     let schema = work.path().join("schema");
     let airlock = env!("CARGO_BIN_EXE_airlock");
     let written = Command::new(airlock)
+        .env_remove("LD_LIBRARY_PATH") // cargo's; writable in a /tmp checkout
         .args(["schema", "--out"])
         .arg(&schema)
         .output()
@@ -79,6 +84,7 @@ fn run_scenario(name: &str) {
     assert!(written.status.success(), "airlock schema: {written:?}");
     let script = repo_root().join("crates/cli/tests/serve/scenarios.py");
     let output = Command::new(python())
+        .env_remove("LD_LIBRARY_PATH") // cargo's; writable in a /tmp checkout
         .arg(&script)
         .arg(name)
         .env("AIRLOCK_BIN", airlock)

@@ -98,6 +98,7 @@ esac"#
 
     fn run(&self, script: &str) -> Output {
         Command::new("bash")
+            .env_remove("LD_LIBRARY_PATH") // cargo's; writable in a /tmp checkout
             .arg("-c")
             .arg(script)
             .current_dir(self.dir.path().join("repo"))

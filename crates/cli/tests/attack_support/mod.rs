@@ -53,6 +53,7 @@ pub fn text(out: &Output) -> String {
 /// Host `git` in `dir` with a fixed identity and no global or system config.
 pub fn git(dir: &Path, args: &[&str]) -> Output {
     Command::new("git")
+        .env_remove("LD_LIBRARY_PATH") // cargo's; writable in a /tmp checkout
         .args([
             "-c",
             "user.email=t@example.com",
@@ -181,6 +182,7 @@ pub fn assert_attack_works_unsandboxed_at(
 ) {
     assert!(!marker.fired());
     let ran = Command::new("sh")
+        .env_remove("LD_LIBRARY_PATH") // cargo's; writable in a /tmp checkout
         .args(["-c", script])
         .current_dir(script_dir)
         .output()
