@@ -16,6 +16,12 @@
 //!   there; a repository created inside a tagged directory later is not found (like any
 //!   build output, it is the cache's). Without a usable cache every tag is a first
 //!   sighting, so nothing is pruned.
+//! - a `node_modules` directory holding a package manager's own record of what it installed
+//!   there ([`PACKAGE_TREE_MARKERS`]: npm's `.package-lock.json`, pnpm's `.modules.yaml`,
+//!   Yarn's `.yarn-integrity` / `.yarn-state.yml`) is a tree owned by that tool, by content
+//!   like a tagged cache, and is treated exactly like one: scanned fully when first seen so,
+//!   its repositories found then stay protected. npm does not write `CACHEDIR.TAG`, and a
+//!   JavaScript project's `node_modules` is most of its directories.
 //!
 //! Fail closed: a directory that cannot be listed (`chmod 000` by the command) stops the
 //! launch — except one this user can neither search nor change the mode of (another
@@ -31,11 +37,31 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use crate::fs_kind::{can_search, effective_uid, pseudo_fs_name};
 use crate::resolve::ResolveError;
 use crate::scan_cache::{
-    self, CacheView, HAS_GIT, HAS_TAG, LISTING_STALE, OwnedEntry, TAGGED_SCANNED,
+    self, CacheView, HAS_GIT, HAS_PACKAGE_MARKER, HAS_TAG, LISTING_STALE, OwnedEntry,
+    TAGGED_SCANNED,
 };
 
 /// First bytes of a valid `CACHEDIR.TAG` (<https://bford.info/cachedir/>).
 pub const CACHEDIR_SIGNATURE: &[u8] = b"Signature: 8a477f597d28d172789f06886806bc55";
+
+/// Files a package manager writes inside the `node_modules` tree it manages (npm >= 7,
+/// pnpm, Yarn classic, Yarn Berry's `node-modules` linker): their presence as a regular
+/// file marks that `node_modules` as the tool's tree.
+pub const PACKAGE_TREE_MARKERS: [&str; 4] = [
+    ".package-lock.json",
+    ".modules.yaml",
+    ".yarn-integrity",
+    ".yarn-state.yml",
+];
+
+/// Whether `dir` is a `node_modules` tree marked as a package manager's (a regular file,
+/// not a symlink, named in [`PACKAGE_TREE_MARKERS`]).
+fn package_tree(dir: &Path) -> bool {
+    dir.file_name().is_some_and(|name| name == "node_modules")
+        && PACKAGE_TREE_MARKERS.iter().any(|marker| {
+            std::fs::symlink_metadata(dir.join(marker)).is_ok_and(|meta| meta.is_file())
+        })
+}
 
 /// How one scan runs.
 #[derive(Debug, Clone)]
@@ -154,6 +180,8 @@ fn list(dir: &Path, meta: &std::fs::Metadata) -> Result<Option<Listing>, Resolve
             }
         } else if name == "CACHEDIR.TAG" {
             out.flags |= HAS_TAG;
+        } else if PACKAGE_TREE_MARKERS.iter().any(|marker| name == *marker) {
+            out.flags |= HAS_PACKAGE_MARKER;
         } else if kind.is_dir() {
             out.children.push(name.as_bytes().to_vec());
         }
@@ -208,7 +236,7 @@ impl Walk<'_> {
             .as_ref()
             .filter(|e| e.ctime == ctime && e.flags & LISTING_STALE == 0)
             .map(|e| Listing {
-                flags: e.flags & (HAS_GIT | HAS_TAG),
+                flags: e.flags & (HAS_GIT | HAS_TAG | HAS_PACKAGE_MARKER),
                 children: e.children.iter().map(|c| c.to_vec()).collect(),
                 known: e.known.iter().map(|c| c.to_vec()).collect(),
             });
@@ -238,7 +266,8 @@ impl Walk<'_> {
         if !older_than(ctime, self.limit) {
             flags |= LISTING_STALE;
         }
-        let tagged = flags & HAS_TAG != 0 && valid_tag(dir);
+        let tagged = (flags & HAS_TAG != 0 && valid_tag(dir))
+            || (flags & HAS_PACKAGE_MARKER != 0 && package_tree(dir));
         let mut descend = true;
         if tagged && was_scanned_tagged {
             // Seen tagged before and scanned then: keep what was found, walk no further.

@@ -229,3 +229,41 @@ fn skipped_roots_vanished_entries_and_unreadable_directories() {
         assert!(error.contains("cannot inspect"), "{error}");
     }
 }
+
+#[test]
+fn a_package_managers_node_modules_is_pruned_like_a_tagged_cache() {
+    let t = tree();
+    let npm = t.root.join("node_modules");
+    let plain = t.root.join("web/node_modules");
+    let linked = t.root.join("app/node_modules");
+    let misnamed = t.root.join("vendor");
+    for dir in [&npm, &plain, &linked, &misnamed] {
+        repo(&dir.join("old"));
+    }
+    std::fs::write(npm.join(".package-lock.json"), "{}").unwrap();
+    std::fs::write(misnamed.join(".package-lock.json"), "{}").unwrap();
+    // A marker that is a symlink does not count (it could point at anything).
+    std::os::unix::fs::symlink(npm.join(".package-lock.json"), linked.join(".modules.yaml"))
+        .unwrap();
+    settle();
+    let first = scan(&t, true);
+    assert!(first.pruned.is_empty(), "first sighting walks everything");
+    for dir in [&npm, &plain, &linked, &misnamed] {
+        repo(&dir.join("new"));
+    }
+    let second = scan(&t, true);
+    assert_eq!(second.pruned, std::slice::from_ref(&npm));
+    let mut expected: Vec<PathBuf> = [&plain, &linked, &misnamed]
+        .iter()
+        .flat_map(|dir| [dir.join("new/.git"), dir.join("old/.git")])
+        .collect();
+    expected.push(npm.join("old/.git"));
+    expected.sort();
+    assert_eq!(
+        second.found, expected,
+        "only the marked node_modules is pruned; its old repository stays protected"
+    );
+    // Removing the marker ends the pruning: the new repository is found again.
+    std::fs::remove_file(npm.join(".package-lock.json")).unwrap();
+    assert!(scan(&t, true).found.contains(&npm.join("new/.git")));
+}

@@ -43,6 +43,9 @@ pub const HAS_TAG: u8 = 2;
 pub const TAGGED_SCANNED: u8 = 4;
 /// The listing must not be reused (changed too recently); the tagged facts may.
 pub const LISTING_STALE: u8 = 8;
+/// The directory holds an entry named like a package manager's own record of the tree it
+/// installed (see `nested_scan::PACKAGE_TREE_MARKERS`; checked on use).
+pub const HAS_PACKAGE_MARKER: u8 = 16;
 
 /// One directory's cached facts.
 #[derive(Debug, Clone, PartialEq, Eq)]

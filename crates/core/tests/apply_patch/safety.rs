@@ -275,10 +275,9 @@ fn deny_read_paths_are_refused_before_reading() {
 
 #[test]
 fn a_target_in_a_missing_folder_grants_its_nearest_existing_ancestor() {
-    let root = tempfile::Builder::new()
-        .prefix("airlock-safety-")
-        .tempdir_in(env!("CARGO_TARGET_TMPDIR"))
-        .unwrap();
+    let Some(root) = scratch_outside_workspace() else {
+        return;
+    };
     let target = root.path().join("new/deeper/file.txt");
     let (requirement, dirs) = assess(
         ":workspace",
@@ -290,4 +289,42 @@ fn a_target_in_a_missing_folder_grants_its_nearest_existing_ancestor() {
         (requirement, dirs),
         (ask(), vec![root.path().to_path_buf()])
     );
+}
+
+/// A fresh directory that `:workspace` at [`WS`] does not make writable, asked of the
+/// permissions crate rather than assumed: a checkout under `/tmp` puts the cargo target inside
+/// a writable root (issue 17). Candidates: `$AIRLOCK_TEST_OUTSIDE`, the target's temporary
+/// directory, `$HOME/.cache`, `/var/tmp`; `None` with a loud message when none qualifies.
+fn scratch_outside_workspace() -> Option<tempfile::TempDir> {
+    let permissions = profile(":workspace");
+    let fs_policy = file_system_sandbox_policy(&permissions);
+    let ctx = airlock_permissions::ResolveContext::new(Path::new(WS));
+    let mut candidates: Vec<PathBuf> = std::env::var_os("AIRLOCK_TEST_OUTSIDE")
+        .filter(|dir| !dir.is_empty())
+        .map(PathBuf::from)
+        .into_iter()
+        .collect();
+    candidates.push(PathBuf::from(env!("CARGO_TARGET_TMPDIR")));
+    if let Some(home) = std::env::var_os("HOME").filter(|home| !home.is_empty()) {
+        candidates.push(PathBuf::from(home).join(".cache"));
+    }
+    candidates.push(PathBuf::from("/var/tmp"));
+    for parent in &candidates {
+        let _ = std::fs::create_dir_all(parent);
+        let probe = parent.join("airlock-safety-probe");
+        if !parent.is_dir() || airlock_permissions::is_writable_under(&fs_policy, &probe, &ctx) {
+            continue;
+        }
+        if let Ok(dir) = tempfile::Builder::new()
+            .prefix("airlock-safety-")
+            .tempdir_in(parent)
+        {
+            return Some(dir);
+        }
+    }
+    eprintln!(
+        "\n*** SKIPPED: no directory outside :workspace's writable roots among {candidates:?}; \
+         set AIRLOCK_TEST_OUTSIDE to one ***\n"
+    );
+    None
 }
