@@ -42,6 +42,19 @@ pub(crate) fn config_env() -> anyhow::Result<ConfigEnv> {
         "HOME is {state}, so Airlock cannot find its configuration (~/.airlock); set HOME, or \
          AIRLOCK_HOME to the folder that holds config.toml"
     );
+    // A relative home would move with the working directory, often into the workspace a
+    // confined command can write: its config and rules would be the agent's to plant.
+    for name in ["AIRLOCK_HOME", "HOME"] {
+        if let Some(value) = std::env::var_os(name).filter(|value| !value.is_empty()) {
+            let path = Path::new(&value);
+            anyhow::ensure!(
+                path.is_absolute(),
+                "{name} is the relative path `{}`; Airlock reads its configuration and rules \
+                 from there, so it must be absolute: set {name} to an absolute path",
+                crate::terminal_text::escape(&path.display().to_string())
+            );
+        }
+    }
     Ok(ConfigEnv::from_process())
 }
 

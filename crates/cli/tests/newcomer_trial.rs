@@ -264,6 +264,24 @@ fn an_empty_home_is_called_empty() {
 }
 
 #[test]
+fn a_relative_home_is_refused_naming_the_variable() {
+    let dirs = Dirs::new();
+    for name in ["AIRLOCK_HOME", "HOME"] {
+        let out = command(&dirs, &["permissions", "show"])
+            .env(name, "rel/home")
+            .output()
+            .unwrap();
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(1), "{name}: {err}");
+        assert!(
+            err.contains(&format!("{name} is the relative path `rel/home`"))
+                && err.contains("must be absolute"),
+            "{name}: {err}"
+        );
+    }
+}
+
+#[test]
 fn a_config_that_is_not_utf8_says_so_with_the_offset() {
     let dirs = Dirs::new();
     std::fs::write(dirs.home.join("config.toml"), b"a = \"\xff\"\n").unwrap();
