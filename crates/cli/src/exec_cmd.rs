@@ -394,6 +394,7 @@ async fn run_exec(args: ExecArgs) -> Result<Finished, Refusal> {
         prompt::PromptContext {
             justification: args.justification.clone(),
             rules_file: session.options().amendment_file.clone(),
+            allow_rules_bypass_sandbox: session.options().allow_rules_bypass_sandbox,
         },
     ));
     let turn = session.start_turn("turn-1");

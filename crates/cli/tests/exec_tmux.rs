@@ -172,6 +172,12 @@ fn approve_with_y_shows_the_facts_and_runs_in_the_sandbox() {
         "{prompt}"
     );
     assert!(
+        prompt.contains(
+            "effect: commands starting so then run without asking and outside the sandbox"
+        ),
+        "the prompt says a saved allow rule also skips the sandbox: {prompt}"
+    );
+    assert!(
         prompt.contains(&format!(
             "saved to: {} (your user rules",
             dirs.home.join("rules/default.rules").display()

@@ -40,6 +40,9 @@ pub struct PromptContext {
     pub justification: Option<String>,
     /// Where `p` saves the proposed prefix rule (`$AIRLOCK_HOME/rules/default.rules`).
     pub rules_file: Option<PathBuf>,
+    /// `[exec_policy] allow_rules_bypass_sandbox`: whether a saved allow rule also takes
+    /// matching commands out of the sandbox (the default), said next to the proposed rule.
+    pub allow_rules_bypass_sandbox: bool,
 }
 
 /// Shows `request` and returns the person's decision. Only offered decisions are returned,
@@ -156,6 +159,13 @@ pub fn render(
             |file| format!("{} if you press p", crate::common::amendment_scope(file)),
         );
         text.push_str(&format!("                 {}\n", safe(&place)));
+        text.push_str(if context.allow_rules_bypass_sandbox {
+            "                 effect: commands starting so then run without asking and outside the \
+             sandbox\n"
+        } else {
+            "                 effect: commands starting so then run without asking, still in the \
+             sandbox\n"
+        });
     }
     text.push_str(&format!("  {}\n> ", key_help(offered)));
     text
