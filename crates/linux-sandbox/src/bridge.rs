@@ -95,6 +95,13 @@ pub fn run_bridge_subcommand(args: impl Iterator<Item = OsString>) -> i32 {
 }
 
 fn bridge(socket: &Path, command: &[OsString]) -> std::io::Result<i32> {
+    // The command runs as the same user in the same pid namespace, and the bridge keeps
+    // the weaker filter that allows `AF_UNIX`: a dumpable bridge would let the command
+    // write `/proc/<bridge>/mem` and run its own code with that filter, reaching any host
+    // socket. Not dumpable, its memory is closed to the command (`/proc/PID/mem`,
+    // `process_vm_writev` and `ptrace` all need ptrace access). It is also pid 1
+    // (`--as-pid-1`), so no bubblewrap init with that filter is there either.
+    rustix::process::set_dumpable_behavior(rustix::process::DumpableBehavior::NotDumpable)?;
     let http = TcpListener::bind("127.0.0.1:0")?;
     let socks = TcpListener::bind("127.0.0.1:0")?;
     let http_addr = http.local_addr()?;
@@ -111,14 +118,31 @@ fn bridge(socket: &Path, command: &[OsString]) -> std::io::Result<i32> {
         .arg("--")
         .args(command)
         .envs(proxy_env(&http_addr.to_string(), &socks_addr.to_string()));
-    let mut child = child.spawn()?;
+    // As pid 1 the bridge gets only the signals it handles: catch the termination
+    // signals first and pass them on to the command.
+    crate::signals::catch();
+    let child = child.spawn()?;
     crate::signals::forward_to(child.id());
-    let status = child.wait()?;
-    use std::os::unix::process::ExitStatusExt;
-    Ok(status
-        .code()
-        .or_else(|| status.signal().map(|s| 128 + s))
-        .unwrap_or(1))
+    wait_as_init(child.id())
+}
+
+/// Waits for `pid` as the namespace's init: orphans of the command are re-parented to
+/// the bridge and reaped here too. Returns the command's exit status (`128 + N` for a
+/// signal).
+fn wait_as_init(pid: u32) -> std::io::Result<i32> {
+    use rustix::process::WaitOptions;
+    loop {
+        match rustix::process::wait(WaitOptions::empty()) {
+            Ok(Some((reaped, status))) if reaped.as_raw_nonzero().get().unsigned_abs() == pid => {
+                return Ok(status
+                    .exit_status()
+                    .or_else(|| status.terminating_signal().map(|s| 128 + s))
+                    .unwrap_or(1));
+            }
+            Ok(_) | Err(rustix::io::Errno::INTR) => {}
+            Err(error) => return Err(error.into()),
+        }
+    }
 }
 
 /// The proxy variables the command gets (spec 12 §Enforcement; Codex's list).

@@ -159,6 +159,10 @@ pub struct NamespaceOptions {
     /// bubblewrap knows `--disable-userns` (≥ 0.8); the seccomp filters block nested
     /// user namespaces either way.
     pub disable_userns: bool,
+    /// The first process is Airlock's network bridge, run as pid 1 (`--as-pid-1`): no
+    /// bubblewrap init with the bridge's weaker seccomp filter stays next to the command
+    /// (its memory would be writable by the command through `/proc/1/mem`).
+    pub bridge_as_init: bool,
 }
 
 /// What a managed-network launch mounts into the sandbox (spec 12 §Enforcement).
@@ -176,16 +180,14 @@ pub struct ProxyMount {
 
 /// The namespace, `/proc`, capability and seccomp arguments that follow the mounts.
 pub fn namespace_args(options: NamespaceOptions, cwd: &Path, seccomp_fds: &[i32]) -> Vec<OsString> {
-    let mut args: Vec<OsString> = [
-        "--unshare-user",
-        "--unshare-pid",
-        "--unshare-ipc",
-        "--unshare-uts",
-        "--unshare-cgroup-try",
-    ]
-    .into_iter()
-    .map(OsString::from)
-    .collect();
+    let mut args: Vec<OsString> = ["--unshare-user", "--unshare-pid"]
+        .into_iter()
+        .map(OsString::from)
+        .collect();
+    if options.bridge_as_init {
+        args.push("--as-pid-1".into());
+    }
+    args.extend(["--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try"].map(OsString::from));
     if !options.network {
         args.push("--unshare-net".into());
     }
@@ -314,6 +316,7 @@ pub fn prepare_bwrap(
     let options = NamespaceOptions {
         network: network.is_enabled() && proxy.is_none(),
         disable_userns: features.disable_userns,
+        bridge_as_init: proxy.is_some(),
     };
     let raw: Vec<i32> = seccomp_fds.iter().map(AsRawFd::as_raw_fd).collect();
     argv.extend(namespace_args(options, &cwd, &raw));
