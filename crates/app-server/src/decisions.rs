@@ -56,7 +56,18 @@ fn v2_to_core(decision: V2) -> ReviewDecision {
 pub fn command_answer(reply: ClientReply) -> (ReviewDecision, Option<String>) {
     match reply {
         ClientReply::Result(value) => {
-            match serde_json::from_value::<CommandExecutionRequestApprovalResponse>(value) {
+            let checked = strict_shape(
+                &value,
+                &[
+                    "acceptWithExecpolicyAmendment",
+                    "applyNetworkPolicyAmendment",
+                ],
+            )
+            .and_then(|()| {
+                serde_json::from_value::<CommandExecutionRequestApprovalResponse>(value)
+                    .map_err(|error| error.to_string())
+            });
+            match checked {
                 Ok(response) => (v2_to_core(response.decision), None),
                 Err(error) => unusable(format!(
                     "the client's approval answer is unusable ({error}); treated as decline"
@@ -74,7 +85,11 @@ pub fn command_answer(reply: ClientReply) -> (ReviewDecision, Option<String>) {
 pub fn patch_answer(reply: ClientReply) -> (ReviewDecision, Option<String>) {
     match reply {
         ClientReply::Result(value) => {
-            match serde_json::from_value::<FileChangeRequestApprovalResponse>(value) {
+            let checked = strict_shape(&value, &[]).and_then(|()| {
+                serde_json::from_value::<FileChangeRequestApprovalResponse>(value)
+                    .map_err(|error| error.to_string())
+            });
+            match checked {
                 Ok(response) => (
                     match response.decision {
                         FileChangeApprovalDecision::Accept => ReviewDecision::Approved,
@@ -97,6 +112,38 @@ pub fn patch_answer(reply: ClientReply) -> (ReviewDecision, Option<String>) {
             "the client answered the patch approval with error {} ({}); treated as decline",
             error.code, error.message
         )),
+    }
+}
+
+/// The answer's shape exactly as the v2 schema writes it, before serde reads it: an object
+/// whose only member is `decision`, which is a string (a unit decision) or an object with
+/// one member named in `struct_variants` whose value is an object. serde alone would also
+/// take an array for the struct, `{"accept": null}` for a unit decision and ignore unknown
+/// members: an answer outside the schema must never approve (red-team F9).
+fn strict_shape(value: &serde_json::Value, struct_variants: &[&str]) -> Result<(), String> {
+    use serde_json::Value;
+    let Value::Object(object) = value else {
+        return Err("the result must be an object with a `decision` member".to_owned());
+    };
+    if let Some(other) = object.keys().find(|key| key.as_str() != "decision") {
+        return Err(format!(
+            "unknown member `{other}` (only `decision` is allowed)"
+        ));
+    }
+    match object.get("decision") {
+        None => Err("missing member `decision`".to_owned()),
+        Some(Value::String(_)) => Ok(()),
+        Some(Value::Object(inner)) => match inner.iter().next() {
+            Some((name, Value::Object(_)))
+                if inner.len() == 1 && struct_variants.contains(&name.as_str()) =>
+            {
+                Ok(())
+            }
+            _ => Err(format!(
+                "`decision` as an object must be one of {struct_variants:?} holding an object"
+            )),
+        },
+        Some(other) => Err(format!("`decision` must be a string, got {other}")),
     }
 }
 
@@ -147,6 +194,10 @@ mod tests {
             json!("accept"),
             json!({}),
             json!({"decision": 1}),
+            json!(["accept"]),
+            json!({"decision": {"accept": null}}),
+            json!({"decision": "acceptForSession", "x": 1}),
+            json!({"decision": {"acceptWithExecpolicyAmendment": ["git"]}}),
         ] {
             let (decision, warning) = command_answer(ClientReply::Result(garbage));
             assert!(matches!(decision, ReviewDecision::Denied { .. }));
@@ -168,5 +219,15 @@ mod tests {
             .0,
             ReviewDecision::Denied { .. }
         ));
+        for garbage in [
+            json!(["accept"]),
+            json!({"decision": {"accept": null}}),
+            json!({"decision": "accept", "extra": true}),
+        ] {
+            assert!(matches!(
+                patch_answer(ClientReply::Result(garbage)).0,
+                ReviewDecision::Denied { .. }
+            ));
+        }
     }
 }

@@ -18,6 +18,7 @@
 //! spawn processes. Whether `"jsonrpc":"2.0"` is written is the caller's choice ([`WireStyle`]):
 //! Codex's app-server omits it, MCP requires it; on input it is optional either way.
 
+mod duplicates;
 mod framing;
 mod message;
 mod params;

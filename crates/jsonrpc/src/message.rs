@@ -134,13 +134,29 @@ impl Message {
     /// Classifies one line (without its newline). `Err` is the error answer to send back: -32700
     /// for bad JSON, -32600 for JSON that is not a message (its `id` is kept when readable).
     /// A `"jsonrpc"` member is optional; when present it must be `"2.0"`. Batches (arrays) are
-    /// refused with -32600.
+    /// refused with -32600. An object with a repeated member name anywhere is refused too
+    /// (-32600 naming it); when the message is an answer to one of our requests it becomes
+    /// an error answer for that id, so the waiting request fails closed instead of reading
+    /// whichever copy `serde_json` kept.
     pub fn from_line(line: &[u8]) -> Result<Message, ErrorResponse> {
         let value: Value = serde_json::from_slice(line).map_err(|e| ErrorResponse {
             id: None,
             error: ErrorObject::new(PARSE_ERROR, format!("Parse error: {e}")),
         })?;
-        Self::from_value(value)
+        let Some(key) = crate::duplicates::duplicate_key(line) else {
+            return Self::from_value(value);
+        };
+        let message = format!("Invalid Request: the member `{key}` appears twice in one object");
+        match Self::from_value(value) {
+            Ok(Message::Response(response)) => Ok(Message::Error(ErrorResponse {
+                id: Some(response.id),
+                error: ErrorObject::invalid_request(message),
+            })),
+            Ok(Message::Request(request)) => Err(invalid(Some(request.id), message)),
+            Ok(Message::Error(error)) => Err(invalid(error.id, message)),
+            Ok(Message::Notification(_)) => Err(invalid(None, message)),
+            Err(error) => Err(error),
+        }
     }
 
     /// Like [`Message::from_line`] for an already parsed value.

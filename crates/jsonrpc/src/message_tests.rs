@@ -107,3 +107,24 @@ fn round_trips_through_a_line() {
         assert_eq!(Message::from_line(&line).unwrap(), m);
     }
 }
+
+#[test]
+fn a_repeated_member_is_refused_and_an_answer_with_one_fails_its_request() {
+    let answer =
+        Message::from_line(br#"{"id":3,"result":{"decision":"decline","decision":"accept"}}"#);
+    match answer {
+        Ok(Message::Error(ErrorResponse { id, error })) => {
+            assert_eq!(id, Some(RequestId::Integer(3)));
+            assert_eq!(error.code, INVALID_REQUEST);
+            assert!(
+                error.message.contains("`decision` appears twice"),
+                "{}",
+                error.message
+            );
+        }
+        other => panic!("{other:?}"),
+    }
+    let request = Message::from_line(br#"{"id":"r","method":"a","method":"b"}"#).unwrap_err();
+    assert_eq!(request.id, Some(RequestId::String("r".into())));
+    assert!(request.error.message.contains("`method` appears twice"));
+}
