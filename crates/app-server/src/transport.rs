@@ -42,7 +42,6 @@ pub fn run_stdio(backend: Arc<dyn Backend>) -> std::io::Result<()> {
 /// The path holds something other than a socket, or binding fails.
 pub fn run_unix(path: &Path, backend: Arc<dyn Backend>) -> std::io::Result<()> {
     use std::os::unix::fs::FileTypeExt;
-    use std::os::unix::fs::PermissionsExt;
     if let Ok(meta) = std::fs::symlink_metadata(path) {
         if !meta.file_type().is_socket() {
             return Err(std::io::Error::new(
@@ -61,8 +60,9 @@ pub fn run_unix(path: &Path, backend: Arc<dyn Backend>) -> std::io::Result<()> {
         let previous = rustix::process::umask(rustix::fs::Mode::from_raw_mode(0o177));
         let bound = tokio::net::UnixListener::bind(path);
         rustix::process::umask(previous);
+        // No chmod by path afterwards: a symlink swapped in at that moment would have its
+        // target's mode changed (red-team F13).
         let listener = bound?;
-        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))?;
         let own_uid = rustix::process::getuid().as_raw();
         tracing::info!("listening on unix:{}", path.display());
         eprintln!("airlock serve: listening on unix:{}", path.display());

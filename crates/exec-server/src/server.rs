@@ -58,9 +58,14 @@ pub async fn serve(listen: Listen, options: ServerOptions) -> Result<(), ServeEr
                     path.display()
                 )));
             }
-            let listener = tokio::net::UnixListener::bind(&path)
-                .map_err(|e| ServeError::Bind(format!("{}: {e}", path.display())))?;
-            restrict_socket(&path)?;
+            // Created 0600 from the start (umask 0177 around the bind): no other user can
+            // connect in between, and no chmod by path follows that a symlink swapped in at
+            // that moment could redirect (red-team F13).
+            let previous = rustix::process::umask(rustix::fs::Mode::from_raw_mode(0o177));
+            let bound = tokio::net::UnixListener::bind(&path);
+            rustix::process::umask(previous);
+            let listener =
+                bound.map_err(|e| ServeError::Bind(format!("{}: {e}", path.display())))?;
             eprintln!("airlock exec-server listening on unix:{}", path.display());
             loop {
                 let (stream, _) = listener.accept().await.map_err(ServeError::Io)?;
@@ -108,21 +113,6 @@ pub enum ServeError {
     /// The listener failed.
     #[error("exec-server listener failed: {0}")]
     Io(std::io::Error),
-}
-
-/// Only the user running the server may connect to its Unix socket.
-fn restrict_socket(path: &std::path::Path) -> Result<(), ServeError> {
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600)).map_err(|e| {
-            ServeError::Bind(format!(
-                "{}: cannot restrict permissions: {e}",
-                path.display()
-            ))
-        })?;
-    }
-    Ok(())
 }
 
 /// The upgrade request's check: with a token configured, `Authorization: Bearer TOKEN` must
