@@ -394,3 +394,40 @@ fn project_rules_the_agent_could_have_written_never_loosen() {
         "{answer}"
     );
 }
+
+#[test]
+fn a_profile_with_denied_reads_waves_nothing_through() {
+    let env = Env::new(RULES);
+    let secret = env.ws.path().join("secret");
+    std::fs::create_dir_all(&secret).unwrap();
+    std::fs::write(
+        env.home.path().join("config.toml"),
+        format!(
+            "default_permissions = \"dev\"\n[permissions.dev]\nextends = \":workspace\"\n\
+             [permissions.dev.filesystem]\n{:?} = \"deny\"\n",
+            secret.display().to_string()
+        ),
+    )
+    .unwrap();
+    // What a rule or the known-safe list allows still runs outside the sandbox under a hook,
+    // where the deny entry is not enforced: a reviewer decides.
+    let output = env.hook(
+        &["claude-code", "--allow-skip"],
+        &env.payload("claude_pre_skip_rule"),
+    );
+    let stdout = text(&output.stdout);
+    assert!(
+        stdout.contains("\"permissionDecision\":\"ask\"")
+            && stdout.contains("denies reading some paths"),
+        "{stdout} {}",
+        text(&output.stderr)
+    );
+    let output = env.hook(
+        &["claude-code"],
+        &env.payload("claude_permission_allowed_by_rule"),
+    );
+    expect(&output, "", "no allow from a rule while reads are denied");
+    // Forbidden stays a denial.
+    let output = env.hook(&["claude-code"], &env.payload("claude_pre_forbidden"));
+    assert!(text(&output.stdout).contains("\"permissionDecision\":\"deny\""));
+}

@@ -147,6 +147,21 @@ pub fn decide(
         })?;
         verdict = stricter(verdict, without_project);
     }
+    // Deny-read entries are sticky (spec README invariant 2: no unsandboxed run while any
+    // exists), and whatever the hook lets through runs outside Airlock's sandbox: with
+    // such a profile nothing is waved through, a reviewer decides (red-team F7).
+    if verdict.kind == VerdictKind::Skip
+        && !airlock_permissions::FileSystemPolicyQueries::unsandboxed_execution_allowed(&fs_policy)
+    {
+        verdict.kind = VerdictKind::NeedsApproval;
+        verdict.allowed_by_rule = false;
+        verdict.reason = Some(
+            "the permission profile denies reading some paths, and the harness runs this \
+             command outside Airlock's sandbox, which enforces that; approve it only if it \
+             reads none of them"
+                .to_owned(),
+        );
+    }
     warnings.append(&mut verdict.warnings);
     verdict.warnings = warnings;
     // Reasons name the command as Airlock judged it (`bash -lc '...'`); the person reading
