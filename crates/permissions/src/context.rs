@@ -66,6 +66,45 @@ pub fn tmpdir_problem(value: &Path) -> Option<String> {
     if real.parent().is_none() {
         return Some("it is the filesystem root; the whole disk would become writable".to_owned());
     }
+    system_directory_problem(&real)
+}
+
+/// Trees that hold what the host runs or is configured by: a temporary directory inside one
+/// would let a confined command change programs, libraries or configuration.
+const SYSTEM_TREES: [&str; 11] = [
+    "/etc", "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/boot", "/proc",
+    "/sys",
+];
+/// Directories whose whole content is too much to make writable, though some of their
+/// subdirectories are ordinary temporary directories (`/var/tmp`, `/dev/shm`, `/run/user/N`).
+const SYSTEM_PARENTS: [&str; 5] = ["/var", "/run", "/dev", "/home", "/root"];
+
+/// Why `real` (canonical) cannot be a temporary directory because it is, or lies in, a
+/// system directory, or is a home directory as a whole.
+fn system_directory_problem(real: &Path) -> Option<String> {
+    if let Some(tree) = SYSTEM_TREES.iter().find(|tree| real.starts_with(tree)) {
+        return Some(format!(
+            "it is inside the system directory {tree}; a confined command could change what the host runs"
+        ));
+    }
+    if SYSTEM_PARENTS
+        .iter()
+        .any(|parent| real == Path::new(parent))
+        || real.starts_with("/dev") && !real.starts_with("/dev/shm")
+    {
+        return Some(format!(
+            "{} as a whole holds system or user files beyond temporary ones",
+            real.display()
+        ));
+    }
+    let home = std::env::var_os("HOME").filter(|home| !home.is_empty());
+    if let Some(home) = home.and_then(|home| std::fs::canonicalize(home).ok())
+        && real == home
+    {
+        return Some(
+            "it is your home directory; its startup files would become writable".to_owned(),
+        );
+    }
     None
 }
 
@@ -221,11 +260,20 @@ mod tests {
             (PathBuf::from("/"), "filesystem root"),
             (PathBuf::from("/tmp/.."), "filesystem root"),
             (link, "filesystem root"),
+            (PathBuf::from("/etc"), "system directory /etc"),
+            (PathBuf::from("/usr/lib"), "system directory /usr"),
+            (PathBuf::from("/var"), "/var as a whole"),
+            (PathBuf::from("/dev"), "/dev as a whole"),
         ] {
             let problem = tmpdir_problem(&value).unwrap_or_default();
             assert!(problem.contains(reason), "{value:?}: {problem}");
         }
         assert_eq!(tmpdir_problem(dir.path()), None);
+        for ordinary in ["/var/tmp", "/dev/shm", "/tmp"] {
+            if Path::new(ordinary).is_dir() {
+                assert_eq!(tmpdir_problem(Path::new(ordinary)), None, "{ordinary}");
+            }
+        }
         let ignored = IgnoredTmpdir {
             value: PathBuf::from("/"),
             reason: "it is the filesystem root".into(),
