@@ -325,7 +325,11 @@ pub fn home_protected_paths(
     let Ok(rest) = real.strip_prefix(canonical_root) else {
         return Vec::new();
     };
-    let spelled = root.join(rest);
+    let spelled = if rest.as_os_str().is_empty() {
+        root.to_path_buf()
+    } else {
+        root.join(rest)
+    };
     let entries = home_entries(&real);
     if let Some(reason) = entries.unlisted {
         return vec![(spelled, HomeProtection::Whole { reason })];
