@@ -509,23 +509,34 @@ fn startup_files_of_a_home_inside_a_writable_root_stay_read_only() {
     let dirs = Dirs::new();
     // The agent started in `~`.
     let home = dirs.ws.join("home");
-    attack_home(&dirs, &home, &home);
-    // `$HOME` deeper inside the workspace.
+    attack_home(&dirs, &home, &home, SANDBOX);
+    // `$HOME` deeper inside the workspace, through `airlock exec` (the helper then runs
+    // with the command's environment and learns the launcher's `$HOME` from its arguments).
     let nested = dirs.ws.join("users/me");
-    attack_home(&dirs, &nested, &dirs.ws);
+    attack_home(&dirs, &nested, &dirs.ws, EXEC);
     // `HOME` under `/tmp` (a container): writable through `:slash_tmp`.
     if Path::new("/tmp").is_dir() {
         let tmp_home = tempfile::Builder::new()
             .prefix("airlock-home-")
             .tempdir_in("/tmp")
             .unwrap();
-        attack_home(&dirs, &tmp_home.path().canonicalize().unwrap(), &dirs.ws);
+        attack_home(
+            &dirs,
+            &tmp_home.path().canonicalize().unwrap(),
+            &dirs.ws,
+            SANDBOX,
+        );
     }
 }
 
+/// `airlock sandbox` with the default profile.
+const SANDBOX: &[&str] = &["sandbox", "-P", ":workspace", "--"];
+/// `airlock exec`, never asking (the command runs in the sandbox or not at all).
+const EXEC: &[&str] = &["exec", "-a", "never", "--"];
+
 /// The attacks of [`startup_files_of_a_home_inside_a_writable_root_stay_read_only`] with
-/// `HOME=home`, from `cwd` (the workspace).
-fn attack_home(dirs: &Dirs, home: &Path, cwd: &Path) {
+/// `HOME=home`, from `cwd` (the workspace), run through `airlock VIA sh -c SCRIPT`.
+fn attack_home(dirs: &Dirs, home: &Path, cwd: &Path, via: &[&str]) {
     std::fs::create_dir_all(home.join(".ssh")).unwrap();
     std::fs::create_dir_all(home.join(".config")).unwrap();
     std::fs::write(home.join(".bashrc"), "# user's\n").unwrap();
@@ -541,7 +552,7 @@ printf '[core]\n\tfsmonitor = touch %s\n' "$m" > "$HOME/.gitconfig" && echo 'wro
 printf 'Host *\n  ProxyCommand touch %s\n' "$m" > "$HOME/.ssh/config" && echo 'wrote .ssh/config'
 mkdir -p "$HOME/.local/bin" && printf '#!/bin/sh\ntouch %s\n' "$m" > "$HOME/.local/bin/x" && echo 'wrote .local/bin/x'
 mkdir -p "$HOME/.config/git" && printf '[core]\n\tfsmonitor = touch %s\n' "$m" > "$HOME/.config/git/config" && echo 'wrote .config/git/config'
-rm -rf "$HOME/.bashrc" "$HOME/.ssh" 2>/dev/null; mv "$HOME/.config" "$HOME/config-moved" 2>/dev/null && echo 'moved .config'
+rm "$HOME/.bashrc" 2>/dev/null; rm -r "$HOME/.ssh" 2>/dev/null; mv "$HOME/.config" "$HOME/config-moved" 2>/dev/null && echo 'moved .config'
 mv "$HOME" "$HOME.moved" 2>/dev/null && mkdir -p "$HOME" && echo "touch $m" > "$HOME/.bashrc" && echo 'replaced $HOME'
 bash -lc true 2>&1 | sed 's/^/login bash: /'
 git config --global --get core.fsmonitor 2>&1 | sed 's/^/git: /'
@@ -551,8 +562,10 @@ true
     );
     let out = Command::new(airlock_bin())
         .env_remove("LD_LIBRARY_PATH") // cargo's; writable in a /tmp checkout
-        .args(["sandbox", "-P", ":workspace", "--", "sh", "-c", &script])
+        .args(via)
+        .args(["sh", "-c", &script])
         .current_dir(cwd)
+        .stdin(std::process::Stdio::null())
         .env("AIRLOCK_HOME", &dirs.home)
         .env("HOME", home)
         // Airlock's own probe cache (written on the host, by the launcher) goes elsewhere,
