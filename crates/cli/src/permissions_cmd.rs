@@ -5,8 +5,10 @@
 //! root's `.git` sends git elsewhere (a `gitdir:` pointer, a worktree's common directory, a
 //! symlinked `config`), one `read` entry (`missing_path_behavior: "skip"`) per such location,
 //! because enforcement keeps them read-only too (issue 11; see
-//! `airlock_permissions::git_metadata`). Nested repositories are found when the sandbox starts
-//! and are not listed.
+//! `airlock_permissions::git_metadata`); likewise one such entry per startup or configuration
+//! entry of a `$HOME` that lies inside a writable root (its top-level dot entries and the
+//! missing well-known startup names, see `airlock_permissions::home_protected_paths`). Nested
+//! repositories are found when the sandbox starts and are not listed.
 //!
 //! Exit codes: 0 shown, 1 the config cannot be loaded or compiled, 2 usage error. Warnings go to
 //! stderr as `warning: ...`.
@@ -20,6 +22,7 @@ use std::process::ExitCode;
 use airlock_permissions::FileSystemPolicyQueries;
 use airlock_permissions::GitMetadata;
 use airlock_permissions::GitMetadataError;
+use airlock_permissions::HomeProtection;
 use airlock_permissions::PermissionProfile;
 use airlock_permissions::ProfileSource;
 use airlock_permissions::ProtectAt;
@@ -236,12 +239,25 @@ fn summary(
                 .existing
                 .as_deref()
                 .map(airlock_permissions::git_metadata);
+            let home_paths: Vec<(PathBuf, HomeProtection)> = ctx
+                .user_homes
+                .iter()
+                .flat_map(|home| {
+                    airlock_permissions::home_protected_paths(&root.root, canonical, home)
+                })
+                .collect();
             for subpath in &root.read_only_subpaths {
+                let home_note = home_paths
+                    .iter()
+                    .find(|(path, _)| path == subpath)
+                    .map(|(_, why)| home_entry_note(why));
                 let note = if *subpath == dot_git {
                     git_entry_note(&git)
                 } else if is_protected_home(&ctx, subpath) {
                     " (Airlock's or Codex's home: config, rules and audit log, always read-only)"
                         .to_owned()
+                } else if let Some(note) = home_note {
+                    note
                 } else if above.skipped.contains(subpath) {
                     " (not a git directory above this root: kept as it is)".to_owned()
                 } else if above.missing.contains(subpath) {
@@ -342,6 +358,39 @@ fn is_protected_home(ctx: &ResolveContext, path: &Path) -> bool {
         .any(|home| home == path || real(home) == real(path))
 }
 
+/// What `permissions show` adds after a path the `$HOME` rule protects (issue 11).
+fn home_entry_note(why: &HomeProtection) -> String {
+    match why {
+        HomeProtection::Existing {
+            home,
+            symlink: false,
+        } => format!(
+            " (startup or configuration entry of the home directory {}, which lies in this writable root)",
+            home.display()
+        ),
+        HomeProtection::Existing {
+            home,
+            symlink: true,
+        } => format!(
+            " (startup or configuration entry of the home directory {}; a symlink, which a confined command could replace: the Linux sandbox refuses to start — work from a project directory, or replace the link with what it points to)",
+            home.display()
+        ),
+        HomeProtection::LinkTarget { link } => format!(
+            " (what {} points to, a startup or configuration entry of the home directory)",
+            link.display()
+        ),
+        HomeProtection::Missing { home, name } => format!(
+            " (missing startup name of the home directory {}, read by {}: must not be created)",
+            home.display(),
+            name.read_by
+        ),
+        HomeProtection::Whole { reason } => format!(
+            " (the home directory, read-only as a whole because its entries cannot be listed: {reason})"
+        ),
+        _ => " (startup or configuration entry of the home directory)".to_owned(),
+    }
+}
+
 /// What `permissions show` adds after a writable root's `.git` line when git would not use it
 /// or Airlock cannot read it.
 fn git_entry_note(git: &Result<GitMetadata, GitMetadataError>) -> String {
@@ -378,8 +427,9 @@ fn git_location_note(
     )
 }
 
-/// `profile` with a read entry for every git location of a writable root's `.git` that is not
-/// an entry already (see the module docs); unchanged when there is none.
+/// `profile` with a read entry for every git location of a writable root's `.git` and every
+/// path the `$HOME` rule protects that is not an entry already (see the module docs);
+/// unchanged when there is none.
 fn with_git_locations(profile: &PermissionProfile, cwd: &Path) -> PermissionProfile {
     let mut shown = profile.clone();
     let PermissionProfile::Managed {
@@ -392,19 +442,23 @@ fn with_git_locations(profile: &PermissionProfile, cwd: &Path) -> PermissionProf
     let policy = file_system_sandbox_policy(profile);
     let ctx = ResolveContext::new(cwd);
     for root in policy.get_writable_roots(&ctx) {
-        let Ok(metadata) = airlock_permissions::git_metadata(&root.root.join(".git")) else {
-            continue;
-        };
-        for path in metadata.protected_paths() {
-            let listed = root.read_only_subpaths.iter().any(|p| p == path);
+        let canonical = std::fs::canonicalize(&root.root).unwrap_or_else(|_| root.root.clone());
+        let git: Vec<PathBuf> = airlock_permissions::git_metadata(&root.root.join(".git"))
+            .map(|metadata| metadata.protected_paths().map(Path::to_path_buf).collect())
+            .unwrap_or_default();
+        let home = ctx.user_homes.iter().flat_map(|home| {
+            airlock_permissions::home_protected_paths(&root.root, &canonical, home)
+                .into_iter()
+                .map(|(path, _)| path)
+        });
+        for path in git.into_iter().chain(home) {
+            let listed = root.read_only_subpaths.contains(&path);
             let known = entries
                 .iter()
-                .any(|e| matches!(&e.path, FileSystemPath::Path { path: p } if p == path));
+                .any(|e| matches!(&e.path, FileSystemPath::Path { path: p } if *p == path));
             if listed && !known {
                 entries.push(FileSystemSandboxEntry {
-                    path: FileSystemPath::Path {
-                        path: path.to_path_buf(),
-                    },
+                    path: FileSystemPath::Path { path },
                     access: FileSystemAccessMode::Read,
                     missing_path_behavior: Some(MissingPathBehavior::Skip),
                 });

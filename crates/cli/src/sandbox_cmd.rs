@@ -170,6 +170,7 @@ fn run_sandbox(args: SandboxArgs) -> anyhow::Result<i32> {
                 status_fd: None,
                 // The helper runs in this process and reads the same environment.
                 protected_homes: Vec::new(),
+                user_homes: Vec::new(),
                 network_proxy_dir: None,
                 managed_network: crate::managed_network::effective(
                     &config,

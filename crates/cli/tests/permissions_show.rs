@@ -13,6 +13,9 @@ use pretty_assertions::assert_eq;
 
 const GOLDEN_BASE: &str = "/srv/golden";
 
+/// A `$HOME` outside every writable root of these tests (missing: nothing is listed for it).
+const OUTSIDE_HOME: &str = "/nonexistent-airlock-test-home";
+
 struct Setup {
     _dir: tempfile::TempDir,
     base: PathBuf,
@@ -39,13 +42,19 @@ impl Setup {
         }
     }
 
+    /// `airlock ARGS` in `ws`, with a `$HOME` that lies in no writable root (a `$HOME`
+    /// inside one adds its startup entries, see [`home_inside_the_workspace_is_listed`]).
     fn run(&self, args: &[&str]) -> Output {
+        self.run_with_home(args, Path::new(OUTSIDE_HOME))
+    }
+
+    fn run_with_home(&self, args: &[&str], home: &Path) -> Output {
         Command::new(env!("CARGO_BIN_EXE_airlock"))
             .env_remove("LD_LIBRARY_PATH") // cargo's; writable in a /tmp checkout
             .args(args)
             .current_dir(self.base.join("ws"))
             .env("AIRLOCK_HOME", &self.home)
-            .env("HOME", &self.base)
+            .env("HOME", home)
             .env_remove("TMPDIR")
             .env_remove("RUST_BACKTRACE")
             .output()
@@ -202,4 +211,51 @@ fn bad_arguments() {
     let out = setup.run(&["permissions", "show", "-P", ":nope"]);
     assert_eq!(out.status.code(), Some(1));
     assert!(text(&out.stderr).contains("unknown built-in profile `:nope`"));
+}
+
+/// Issue 11: a `$HOME` inside the workspace lists its dot entries and missing startup names
+/// as read-only, each with why, in the summary and as `read` entries in `--json`.
+#[test]
+fn home_inside_the_workspace_is_listed() {
+    let setup = Setup::new(None);
+    let home = setup.base.join("ws/me");
+    std::fs::create_dir_all(home.join(".ssh")).unwrap();
+    std::fs::write(home.join(".bashrc"), "").unwrap();
+    std::fs::write(home.join("notes.txt"), "").unwrap();
+    let out = setup.run_with_home(&["permissions", "show", "-P", ":workspace"], &home);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let summary = text(&out.stdout);
+    let home_text = home.display();
+    for expected in [
+        format!(
+            "    read-only: {home_text}/.bashrc (startup or configuration entry of the home directory {home_text}, which lies in this writable root)\n"
+        ),
+        format!("    read-only: {home_text}/.ssh (startup or configuration entry"),
+        format!(
+            "    read-only: {home_text}/.profile (missing startup name of the home directory {home_text}, read by sh, dash and bash login shells: must not be created)\n"
+        ),
+        format!("    read-only: {home_text}/.config (missing startup name"),
+    ] {
+        assert!(
+            summary.contains(&expected),
+            "missing {expected:?} in\n{summary}"
+        );
+    }
+    assert!(!summary.contains("notes.txt"), "{summary}");
+    let out = setup.run_with_home(
+        &["permissions", "show", "-P", ":workspace", "--json"],
+        &home,
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let entries = json["file_system"]["entries"].as_array().unwrap();
+    for name in [".bashrc", ".ssh", ".profile", ".gitconfig"] {
+        let path = home.join(name).display().to_string();
+        assert!(
+            entries.iter().any(|e| e["path"]["path"] == path.as_str()
+                && e["access"] == "read"
+                && e["missing_path_behavior"] == "skip"),
+            "{name} missing in {json}"
+        );
+    }
 }

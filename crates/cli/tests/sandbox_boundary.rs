@@ -559,9 +559,10 @@ fn airlock_sandbox_reports_a_set_up_failure_as_125() {
     assert!(!exists(&marker));
 }
 
-/// Item 4, the user's own configuration: with a profile that writes `$HOME`, a confined
-/// run can plant `core.fsmonitor` in `~/.gitconfig`, which every git reads. An allow-listed
-/// `git status` in a clean repository must then stay in the sandbox.
+/// Item 4, the user's own configuration: with a profile that writes `$HOME` and names
+/// `~/.gitconfig` itself (an explicit entry lifts the protection of a home's startup files),
+/// a confined run can plant `core.fsmonitor` in `~/.gitconfig`, which every git reads. An
+/// allow-listed `git status` in a clean repository must then stay in the sandbox.
 #[test]
 fn a_global_git_config_the_sandbox_can_write_keeps_git_confined() {
     let dirs = Dirs::new();
@@ -571,8 +572,9 @@ fn a_global_git_config_the_sandbox_can_write_keeps_git_confined() {
     let home = outside.join("home");
     std::fs::create_dir_all(&home).unwrap();
     dirs.config(&format!(
-        "default_permissions = \"homey\"\n[permissions.homey]\nextends = \":workspace\"\n[permissions.homey.filesystem]\n{:?} = \"write\"\n",
-        home.display().to_string()
+        "default_permissions = \"homey\"\n[permissions.homey]\nextends = \":workspace\"\n[permissions.homey.filesystem]\n{:?} = \"write\"\n{:?} = \"write\"\n",
+        home.display().to_string(),
+        home.join(".gitconfig").display().to_string()
     ));
     let ok = Command::new("git")
         .env_remove("LD_LIBRARY_PATH") // cargo's; writable in a /tmp checkout

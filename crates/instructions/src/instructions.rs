@@ -120,6 +120,7 @@ impl PermissionsInstructions {
         );
         let writable_roots = WritableRootsSection::new(
             &projection.writable_roots,
+            &ctx.user_homes,
             &ctx.cwd,
             projection.cwd_writable,
         );

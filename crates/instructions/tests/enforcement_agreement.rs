@@ -12,9 +12,10 @@ use std::path::Path;
 use std::path::PathBuf;
 
 use airlock_execpolicy::Policy;
+use airlock_instructions::ApprovalFeatures;
 use airlock_instructions::ApprovalPromptContext;
 use airlock_instructions::PermissionsInstructions;
-use airlock_linux_sandbox::resolve::resolve_mount_inputs;
+use airlock_linux_sandbox::resolve::resolve_mount_inputs_in;
 use airlock_permissions::BUILT_IN_IDS;
 use airlock_permissions::FileSystemPolicyQueries;
 use airlock_permissions::ResolveContext;
@@ -58,7 +59,27 @@ fn parse(body: &str) -> Described {
         } else if line.starts_with("Directly under every writable root, ") {
             described.protected_names = backticked(line);
         } else if line.starts_with("These paths inside the writable roots stay read-only: ") {
-            described.read_only = backticked(line).into_iter().map(PathBuf::from).collect();
+            described
+                .read_only
+                .extend(backticked(line).into_iter().map(PathBuf::from));
+        } else if line.starts_with("In the home directory ") {
+            // Every existing dot entry of the home, except the ones named: read back from
+            // the directory itself, not from the permissions crate.
+            let items = backticked(line);
+            let home = PathBuf::from(&items[0]);
+            let except = &items[1..];
+            for entry in std::fs::read_dir(&home).unwrap() {
+                let name = entry.unwrap().file_name().to_string_lossy().into_owned();
+                if name.starts_with('.') && !except.contains(&name) {
+                    described.read_only.insert(home.join(name));
+                }
+            }
+        } else if line.starts_with("These startup names in the home directory ") {
+            let items = backticked(line);
+            let home = PathBuf::from(&items[0]);
+            described
+                .read_only
+                .extend(items[1..].iter().map(|name| home.join(name)));
         } else if let Some(rest) = line.strip_prefix("- path ") {
             described
                 .denied_paths
@@ -91,9 +112,25 @@ fn assert_text_matches_enforcement(
         false,
         false,
     );
+    assert_instructions_match(
+        &instructions,
+        profile,
+        &ResolveContext::new(cwd),
+        expected_globs,
+    );
+}
+
+/// [`assert_text_matches_enforcement`] for the `instructions` made with `ctx`.
+fn assert_instructions_match(
+    instructions: &PermissionsInstructions,
+    profile: &PermissionProfile,
+    ctx: &ResolveContext,
+    expected_globs: &[PathBuf],
+) {
+    let cwd = ctx.cwd.as_path();
     let described = parse(&instructions.body());
     let policy = file_system_sandbox_policy(profile);
-    let ctx = ResolveContext::new(cwd);
+    let ctx = ctx.clone();
 
     // 1. The queries every backend starts from.
     let writable = if policy.has_full_disk_write_access() {
@@ -133,7 +170,7 @@ fn assert_text_matches_enforcement(
         );
         return;
     }
-    let inputs = resolve_mount_inputs(&policy, cwd).unwrap();
+    let inputs = resolve_mount_inputs_in(&policy, &ctx).unwrap();
     if policy.has_full_disk_write_access() {
         return;
     }
@@ -157,6 +194,7 @@ fn assert_text_matches_enforcement(
             .read_only
             .iter()
             .chain(&mount.placeholders)
+            .chain(&mount.file_placeholders)
             .chain(&mount.missing_read_only)
         {
             // Repositories the launch found under a writable root (`/tmp` holds whatever
@@ -286,4 +324,51 @@ fn a_profile_that_cannot_write_the_cwd_says_so() {
         ws.cwd.display()
     )));
     assert!(!instructions.projection().cwd_writable);
+}
+
+/// Issue 11: a `$HOME` that is the workspace. The text summarises its startup entries; read
+/// back (the dot entries from the directory itself), they are exactly the carve-outs the
+/// queries list and cover everything the Linux backend mounts read-only.
+#[test]
+fn a_home_inside_the_workspace_describes_what_is_enforced() {
+    let ws = workspace();
+    let home = ws.cwd.clone();
+    std::fs::create_dir_all(home.join(".ssh")).unwrap();
+    std::fs::create_dir_all(home.join(".cache")).unwrap();
+    std::fs::write(home.join(".bashrc"), "").unwrap();
+    let entries = vec![
+        FileSystemSandboxEntry::special(FileSystemSpecialPath::Root, FileSystemAccessMode::Read),
+        FileSystemSandboxEntry::path(&ws.cwd, FileSystemAccessMode::Write),
+        // Lifted by an exact entry: the text names it as an exception.
+        FileSystemSandboxEntry::path(home.join(".cache"), FileSystemAccessMode::Write),
+    ];
+    let profile = PermissionProfile::Managed {
+        file_system: ManagedFileSystemPermissions::Restricted {
+            entries,
+            glob_scan_max_depth: None,
+        },
+        network: NetworkSandboxPolicy::Restricted,
+    };
+    let ctx = ResolveContext::with_tmpdir(&ws.cwd, None).with_user_homes(vec![home.clone()]);
+    let instructions = PermissionsInstructions::from_permission_profile_in(
+        &profile,
+        AskForApproval::OnRequest,
+        ApprovalPromptContext::new(ApprovalsReviewer::User, None),
+        Vec::<Vec<String>>::new(),
+        &ctx,
+        ApprovalFeatures::default(),
+    );
+    let body = instructions.body();
+    assert!(
+        body.contains(
+            "every existing entry whose name starts with `.` stays read-only, except `.cache`."
+        ),
+        "{body}"
+    );
+    assert!(body.contains("`.bash_profile`"), "{body}");
+    assert!(
+        !body.contains("`.bashrc`"),
+        "summarised, not listed: {body}"
+    );
+    assert_instructions_match(&instructions, &profile, &ctx, &[]);
 }

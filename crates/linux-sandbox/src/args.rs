@@ -5,11 +5,11 @@
 //! airlock linux-sandbox --sandbox-policy-cwd DIR --command-cwd DIR
 //!     --permission-profile JSON [--use-legacy-landlock] [--no-proc]
 //!     [--apply-seccomp-then-exec] [--bwrap PATH] [--status-fd N]
-//!     [--protected-home DIR]... -- COMMAND...
+//!     [--protected-home DIR]... [--user-home DIR]... -- COMMAND...
 //! ```
-//! `--protected-home` names the launcher's `$AIRLOCK_HOME`/`$CODEX_HOME`: the helper may run
-//! with the command's filtered environment, which need not hold them; they are added to the
-//! homes the helper finds in its own environment (never fewer).
+//! `--protected-home` names the launcher's `$AIRLOCK_HOME`/`$CODEX_HOME`, `--user-home` its
+//! `$HOME`: the helper may run with the command's filtered environment, which need not hold
+//! them; they are added to the homes the helper finds in its own environment (never fewer).
 //! `--bwrap` is `[sandbox] bwrap_path` (see [`crate::bwrap_path`]); `--status-fd` names
 //! the write end of the launcher's status pipe (see [`crate::status`]).
 //! The profile is the *effective* `PermissionProfile` (additional permissions already
@@ -43,6 +43,9 @@ pub struct HelperArgs {
     pub status_fd: Option<i32>,
     /// Extra folders kept read-only like `$AIRLOCK_HOME` (the launcher's homes).
     pub protected_homes: Vec<PathBuf>,
+    /// Extra user homes whose startup entries stay read-only when inside a writable root
+    /// (the launcher's `$HOME`; see `airlock_permissions::ResolveContext::user_homes`).
+    pub user_homes: Vec<PathBuf>,
     /// The managed network (spec 12): the command runs in its own network namespace
     /// behind the in-sandbox bridge to the proxy (`--managed-network JSON`).
     pub managed_network: Option<ManagedNetwork>,
@@ -95,6 +98,7 @@ impl HelperArgs {
         let (mut legacy, mut no_proc, mut inner) = (false, false, false);
         let (mut bwrap_path, mut status_fd) = (None, None);
         let mut protected_homes = Vec::new();
+        let mut user_homes = Vec::new();
         let mut managed_network = None;
         let mut network_proxy_dir = None;
         let mut command = Vec::new();
@@ -133,6 +137,7 @@ impl HelperArgs {
                 Some("--protected-home") => {
                     protected_homes.push(PathBuf::from(value("--protected-home")?));
                 }
+                Some("--user-home") => user_homes.push(PathBuf::from(value("--user-home")?)),
                 Some("--status-fd") => {
                     let raw = value("--status-fd")?;
                     let fd = raw
@@ -162,6 +167,7 @@ impl HelperArgs {
             bwrap_path,
             status_fd,
             protected_homes,
+            user_homes,
             managed_network,
             network_proxy_dir,
             command,
@@ -203,6 +209,10 @@ impl HelperArgs {
             out.push("--protected-home".into());
             out.push(home.clone().into());
         }
+        for home in &self.user_homes {
+            out.push("--user-home".into());
+            out.push(home.clone().into());
+        }
         if let Some(network) = &self.managed_network {
             out.push("--managed-network".into());
             out.push(serde_json::to_string(network).unwrap_or_default().into());
@@ -241,6 +251,7 @@ mod tests {
             bwrap_path: Some("/opt/bwrap".into()),
             status_fd: Some(7),
             protected_homes: vec!["/h/.airlock".into(), "/h/.codex".into()],
+            user_homes: vec!["/h".into()],
             managed_network: Some(Default::default()),
             network_proxy_dir: Some("/run/airlock-net-x".into()),
             command: vec!["ls".into(), "--".into(), "-la".into()],

@@ -31,6 +31,7 @@ use crate::bwrap_path::{BwrapError, choose_bwrap};
 use crate::fds::{data_fd, empty_data_fd};
 use crate::mounts::{DATA_FD_PLACEHOLDER, MountArgs, build_mount_args};
 use crate::placeholders::PlaceholderGuard;
+use crate::placeholders::PlaceholderKind;
 use crate::resolve::{ResolveError, resolve_mount_inputs_in};
 use crate::seccomp::{
     NetworkSeccompMode, SeccompError, build_filter, build_userns_filters, program_bytes,
@@ -129,6 +130,9 @@ pub struct BwrapLaunch {
     pub fd_contents: Vec<DescriptorContent>,
     /// Host directories bubblewrap will create as mount points.
     pub created_mount_points: Vec<PathBuf>,
+    /// Host files bubblewrap would create as mount points (created and removed by the
+    /// launch, see `placeholders`).
+    pub created_file_mount_points: Vec<PathBuf>,
 }
 
 /// What a descriptor named on the bubblewrap command line carries.
@@ -207,13 +211,19 @@ pub fn namespace_args(options: NamespaceOptions, cwd: &Path, seccomp_fds: &[i32]
 }
 
 /// What the helper resolves entries against: its own environment plus the launcher's
-/// protected homes (see [`HelperArgs::protected_homes`]).
+/// protected homes and user homes (see [`HelperArgs::protected_homes`] and
+/// [`HelperArgs::user_homes`]).
 fn helper_context(args: &HelperArgs) -> ResolveContext {
     let mut ctx = ResolveContext::new(&args.sandbox_policy_cwd);
-    for home in &args.protected_homes {
-        let home = airlock_permissions::absolutize(home, &args.sandbox_policy_cwd);
-        if !ctx.protected_homes.contains(&home) {
-            ctx.protected_homes.push(home);
+    for (from, to) in [
+        (&args.protected_homes, &mut ctx.protected_homes),
+        (&args.user_homes, &mut ctx.user_homes),
+    ] {
+        for home in from {
+            let home = airlock_permissions::absolutize(home, &args.sandbox_policy_cwd);
+            if !to.contains(&home) {
+                to.push(home);
+            }
         }
     }
     ctx
@@ -252,6 +262,7 @@ pub fn prepare_bwrap(
         args: mount_args,
         data_fds,
         created_mount_points,
+        created_file_mount_points,
     } = build_mount_args(&inputs);
     let mut fds = Vec::with_capacity(data_fds + 3);
     let mut fd_contents = Vec::with_capacity(data_fds + 3);
@@ -343,6 +354,7 @@ pub fn prepare_bwrap(
         fds,
         fd_contents,
         created_mount_points,
+        created_file_mount_points,
     })
 }
 
@@ -560,7 +572,18 @@ fn spawn_bwrap(
     let mut command = Command::new(&launch.bwrap);
     command.args(&launch.args);
     set_env(&mut command, base_env, env);
-    if launch.created_mount_points.is_empty() && watch.is_none() && proxy.is_none() {
+    let placeholders: Vec<(&Path, PlaceholderKind)> = launch
+        .created_mount_points
+        .iter()
+        .map(|p| (p.as_path(), PlaceholderKind::Directory))
+        .chain(
+            launch
+                .created_file_mount_points
+                .iter()
+                .map(|p| (p.as_path(), PlaceholderKind::File)),
+        )
+        .collect();
+    if placeholders.is_empty() && watch.is_none() && proxy.is_none() {
         let source = command.exec();
         return Err(LaunchError::Exec {
             program: launch.bwrap.display().to_string(),
@@ -568,13 +591,10 @@ fn spawn_bwrap(
         });
     }
     // Placeholder mount points are created on the host; wait so they can be removed.
-    let guard = if launch.created_mount_points.is_empty() {
+    let guard = if placeholders.is_empty() {
         None
     } else {
-        Some(
-            PlaceholderGuard::acquire(&launch.created_mount_points)
-                .map_err(LaunchError::MountPoint)?,
-        )
+        Some(PlaceholderGuard::acquire_kinds(placeholders).map_err(LaunchError::MountPoint)?)
     };
     crate::signals::catch();
     let spawned = command.spawn();

@@ -10,7 +10,8 @@
 //!    (see [`pinned_ancestors`]: bound onto themselves so the command cannot rename
 //!    them), its read-only carve-outs
 //!    (existing → read-only bind; missing protected name → empty read-only
-//!    placeholder; missing user entry → empty read-only file), read-only `hooks/` and
+//!    placeholder directory, or file for a startup file of `$HOME`; missing user entry →
+//!    empty read-only file), read-only `hooks/` and
 //!    `config` of nested repositories, then every deny mask under the root again —
 //!    a bind re-exposes whatever was masked beneath it, so masks are re-applied after
 //!    each bind that covers them;
@@ -39,6 +40,9 @@ pub struct WritableMount {
     /// Protected metadata names (`.git`, `.codex`, ...) that do not exist: an empty,
     /// read-only directory is mounted there so they cannot be created.
     pub placeholders: Vec<PathBuf>,
+    /// Protected names that would be files (`~/.bashrc`, `~/.gitconfig`) and do not
+    /// exist: an empty read-only file is mounted there so they cannot be created.
+    pub file_placeholders: Vec<PathBuf>,
     /// Narrower read-only entries that do not exist: an empty read-only file is
     /// mounted there so nothing can be created under that name.
     pub missing_read_only: Vec<PathBuf>,
@@ -79,6 +83,10 @@ pub struct MountArgs {
     /// Host directories bubblewrap will create as mount points (missing protected
     /// names); the launcher removes them again after the command.
     pub created_mount_points: Vec<PathBuf>,
+    /// Host files bubblewrap would create as mount points (file placeholders and missing
+    /// narrower read-only entries); the launcher creates them first and removes them again
+    /// after the command (see `placeholders`).
+    pub created_file_mount_points: Vec<PathBuf>,
 }
 
 /// Stands in for a descriptor number in [`MountArgs::args`].
@@ -145,6 +153,7 @@ fn mount_targets<'a>(writable: &[&'a WritableMount]) -> Vec<&'a Path> {
         out.push(&w.root);
         out.extend(w.read_only.iter().map(PathBuf::as_path));
         out.extend(w.placeholders.iter().map(PathBuf::as_path));
+        out.extend(w.file_placeholders.iter().map(PathBuf::as_path));
         out.extend(w.missing_read_only.iter().map(PathBuf::as_path));
     }
     out
@@ -276,10 +285,13 @@ pub fn build_mount_args(inputs: &MountInputs) -> MountArgs {
             b.out.args.push(path.into());
             b.out.created_mount_points.push(path.clone());
         }
-        for path in &root.missing_read_only {
+        // An empty read-only file from a descriptor over the host's placeholder file, which
+        // stays out of the command's reach (it could otherwise hold its lock).
+        for path in root.file_placeholders.iter().chain(&root.missing_read_only) {
             b.push(&["--perms", "444", "--ro-bind-data", DATA_FD_PLACEHOLDER]);
             b.out.args.push(path.into());
             b.out.data_fds += 1;
+            b.out.created_file_mount_points.push(path.clone());
         }
         // Re-apply every mask this bind re-exposed (and the first application of masks
         // that live only under this root). Masks that contain a deeper writable root
@@ -321,6 +333,7 @@ mod tests {
             root: root.into(),
             read_only: read_only.iter().map(PathBuf::from).collect(),
             placeholders: placeholders.iter().map(PathBuf::from).collect(),
+            file_placeholders: Vec::new(),
             missing_read_only: Vec::new(),
         }
     }
@@ -455,6 +468,58 @@ mod tests {
             ]
         );
         assert_eq!(out.created_mount_points, [PathBuf::from("/srv/ws/.codex")]);
+    }
+
+    /// A `$HOME` inside `/tmp`: its existing dot entries are bound read-only, a missing
+    /// startup directory gets a placeholder directory and a missing startup file an empty
+    /// read-only file; both are recorded for removal, and `$HOME` itself is pinned so it
+    /// cannot be renamed away from under its carve-outs.
+    #[test]
+    fn startup_files_of_a_home_get_file_placeholders_and_the_home_is_pinned() {
+        let mut home = ws("/tmp", &["/tmp/h/.bashrc"], &["/tmp/h/.ssh"]);
+        home.file_placeholders.push("/tmp/h/.profile".into());
+        home.missing_read_only.push("/tmp/docs".into());
+        let out = build_mount_args(&MountInputs {
+            full_read: true,
+            writable: vec![home],
+            ..Default::default()
+        });
+        assert_eq!(
+            args(&out)[5..],
+            [
+                "--bind",
+                "/tmp",
+                "/tmp",
+                "--bind-try",
+                "/tmp/h",
+                "/tmp/h",
+                "--ro-bind",
+                "/tmp/h/.bashrc",
+                "/tmp/h/.bashrc",
+                "--perms",
+                "555",
+                "--tmpfs",
+                "/tmp/h/.ssh",
+                "--remount-ro",
+                "/tmp/h/.ssh",
+                "--perms",
+                "444",
+                "--ro-bind-data",
+                DATA_FD_PLACEHOLDER,
+                "/tmp/h/.profile",
+                "--perms",
+                "444",
+                "--ro-bind-data",
+                DATA_FD_PLACEHOLDER,
+                "/tmp/docs",
+            ]
+        );
+        assert_eq!(out.data_fds, 2);
+        assert_eq!(out.created_mount_points, [PathBuf::from("/tmp/h/.ssh")]);
+        assert_eq!(
+            out.created_file_mount_points,
+            [PathBuf::from("/tmp/h/.profile"), PathBuf::from("/tmp/docs")]
+        );
     }
 
     #[test]

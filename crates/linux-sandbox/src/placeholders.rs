@@ -1,23 +1,30 @@
-//! The empty mount-point directories of missing protected names (`.git`, `.codex`,
-//! `.agents`, `.aws`, `.airlock`): created on the host for the launch, removed after
-//! it, without pulling them from under another sandbox that still uses them and
-//! without ever removing a directory the user made.
+//! The empty mount points of missing protected names (`.git`, `.codex`, `.agents`,
+//! `.aws`, `.airlock`, the startup names of a `$HOME` inside a writable root, missing
+//! narrower read-only entries): created on the host for the launch, removed after it,
+//! without pulling them from under another sandbox that still uses them and without ever
+//! removing a directory or file the user made.
 //!
-//! The lock is the placeholder directory itself: every launch that mounts over it
-//! holds a shared `flock` on the directory for the command's lifetime, and a launch
-//! removes it afterwards only if it can take that lock exclusively — no other running
-//! sandbox uses it, whoever launched that one (another user, another environment:
-//! the lock lives on the shared inode, not in a per-user lock directory). A launch
-//! re-checks after locking that the path still names the directory it locked, so a
-//! removal racing with its start only makes it create the directory again.
+//! Two kinds: directories, and empty regular files where a file is expected
+//! (`~/.bashrc`, `~/.gitconfig`: a directory there would make every `bash` in the sandbox
+//! print "is a directory" and git warn on every run, and would do the same to the user's
+//! own shells should one be left behind).
 //!
-//! Placeholders are created read-only for everyone (mode 0555): that is how a later
-//! launch tells a leftover placeholder (removable once unused) from a user's own
-//! empty directory of a protected name, which is writable by its owner and never
-//! removed. Inside the sandbox the directory is hidden under a read-only tmpfs, so
-//! the confined command cannot reach the host directory or its lock.
-//! Removing the host directory while another namespace still mounts on it would
-//! detach that mount there (Linux >= 3.18), which is exactly what the lock prevents.
+//! The lock is the placeholder itself: every launch that mounts over it holds a shared
+//! `flock` on it for the command's lifetime, and a launch removes it afterwards only if
+//! it can take that lock exclusively — no other running sandbox uses it, whoever launched
+//! that one (another user, another environment: the lock lives on the shared inode, not
+//! in a per-user lock directory). A launch re-checks after locking that the path still
+//! names the inode it locked, so a removal racing with its start only makes it create the
+//! placeholder again.
+//!
+//! Placeholders are created read-only for everyone (directories mode 0555, files mode 0444
+//! and empty): that is how a later launch tells a leftover placeholder (removable once
+//! unused) from a user's own empty directory of a protected name, which is writable by its
+//! owner and never removed. Inside the sandbox a placeholder is hidden under a read-only
+//! tmpfs (directories) or an empty read-only file bound over it (files), so the confined
+//! command cannot reach the host inode or its lock.
+//! Removing the host entry while another namespace still mounts on it would detach that
+//! mount there (Linux >= 3.18), which is exactly what the lock prevents.
 
 use std::fs::File;
 use std::io;
@@ -28,6 +35,18 @@ use std::time::{Duration, Instant};
 /// Mode of the placeholder directories a launch creates.
 const PLACEHOLDER_MODE: u32 = 0o555;
 
+/// Mode of the placeholder files a launch creates (they are also empty).
+const PLACEHOLDER_FILE_MODE: u32 = 0o444;
+
+/// What a placeholder is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PlaceholderKind {
+    /// An empty directory (mode 0555).
+    Directory,
+    /// An empty regular file (mode 0444).
+    File,
+}
+
 /// How long a launch waits for another launch to finish removing a placeholder (an
 /// exclusive lock is held only for an emptiness check and one `rmdir`).
 const LOCK_WAIT: Duration = Duration::from_secs(5);
@@ -35,6 +54,12 @@ const LOCK_WAIT: Duration = Duration::from_secs(5);
 /// Whether `meta` describes a directory a launch created (see the module docs).
 fn is_placeholder(meta: &std::fs::Metadata) -> bool {
     meta.is_dir() && meta.permissions().mode() & 0o7777 == PLACEHOLDER_MODE
+}
+
+/// Whether `meta` describes a file a launch created (see the module docs): empty, regular,
+/// mode 0444.
+pub fn is_placeholder_file(meta: &std::fs::Metadata) -> bool {
+    meta.is_file() && meta.len() == 0 && meta.permissions().mode() & 0o7777 == PLACEHOLDER_FILE_MODE
 }
 
 fn same_inode(a: &std::fs::Metadata, b: &std::fs::Metadata) -> bool {
@@ -47,6 +72,21 @@ fn open_dir(path: &Path) -> io::Result<File> {
         .read(true)
         .custom_flags(libc::O_DIRECTORY | libc::O_NOFOLLOW)
         .open(path)
+}
+
+/// Opens `path` for reading without following a symlink at its last component, without
+/// blocking on a FIFO, and only if it is a regular file (`ENOTDIR` otherwise, which the
+/// caller reads as "not a placeholder").
+fn open_file(path: &Path) -> io::Result<File> {
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_NOCTTY)
+        .open(path)?;
+    if file.metadata()?.is_file() {
+        Ok(file)
+    } else {
+        Err(io::Error::from_raw_os_error(libc::ENOTDIR))
+    }
 }
 
 /// A placeholder mount point that could not be made: which one, and the cause.
@@ -85,7 +125,8 @@ fn describe(path: &Path, source: &io::Error) -> String {
 #[derive(Debug)]
 struct Held {
     path: PathBuf,
-    /// The directory, locked shared.
+    kind: PlaceholderKind,
+    /// The directory or file, locked shared.
     dir: File,
 }
 
@@ -107,18 +148,35 @@ impl PlaceholderGuard {
     /// protected against that placeholder's removal). The error names the path; the
     /// placeholders made so far are removed again.
     pub fn acquire(paths: &[PathBuf]) -> Result<Self, PlaceholderError> {
-        let mut held = Vec::with_capacity(paths.len());
-        for path in paths {
-            match lock_placeholder(path) {
+        Self::acquire_kinds(
+            paths
+                .iter()
+                .map(|p| (p.as_path(), PlaceholderKind::Directory)),
+        )
+    }
+
+    /// [`Self::acquire`] for placeholders of either kind: a file placeholder is an empty
+    /// regular file; a path holding something else than the kind asked for (a symlink, a
+    /// directory where a file is expected) is left alone.
+    ///
+    /// # Errors
+    /// As [`Self::acquire`].
+    pub fn acquire_kinds<'a>(
+        paths: impl IntoIterator<Item = (&'a Path, PlaceholderKind)>,
+    ) -> Result<Self, PlaceholderError> {
+        let mut held = Vec::new();
+        for (path, kind) in paths {
+            match lock_placeholder(path, kind) {
                 Ok(Some(dir)) => held.push(Held {
-                    path: path.clone(),
+                    path: path.to_path_buf(),
+                    kind,
                     dir,
                 }),
                 Ok(None) => {}
                 Err(source) => {
                     Self { held }.release();
                     return Err(PlaceholderError {
-                        path: path.clone(),
+                        path: path.to_path_buf(),
                         cause: source,
                     });
                 }
@@ -128,9 +186,9 @@ impl PlaceholderGuard {
     }
 
     /// Releases the locks and removes every placeholder that no other launch holds
-    /// and that is still the locked, empty, read-only directory.
+    /// and that is still the locked, empty, read-only directory or file.
     pub fn release(self) {
-        for Held { path, dir } in self.held {
+        for Held { path, kind, dir } in self.held {
             // Converting our shared lock to an exclusive one succeeds only when no other
             // launch holds it; dropping `dir` releases whatever we hold.
             if dir.try_lock().is_err() {
@@ -140,17 +198,52 @@ impl PlaceholderGuard {
             else {
                 continue;
             };
-            if same_inode(&locked, &current) && is_placeholder(&current) {
+            if !same_inode(&locked, &current) {
+                continue;
+            }
+            match kind {
                 // Fails on a non-empty directory: never anything someone put there.
-                let _ = std::fs::remove_dir(&path);
+                PlaceholderKind::Directory if is_placeholder(&current) => {
+                    let _ = std::fs::remove_dir(&path);
+                }
+                PlaceholderKind::File if is_placeholder_file(&current) => {
+                    let _ = std::fs::remove_file(&path);
+                }
+                PlaceholderKind::Directory | PlaceholderKind::File => {}
             }
         }
     }
 }
 
-/// Makes sure `path` is a directory and locks it shared; `None` when `path` is not a
-/// directory.
-fn lock_placeholder(path: &Path) -> io::Result<Option<File>> {
+/// Creates `path` as an empty placeholder of `kind` unless something is there already.
+fn create(path: &Path, kind: PlaceholderKind) -> io::Result<()> {
+    let made = match kind {
+        PlaceholderKind::Directory => std::fs::DirBuilder::new()
+            .mode(PLACEHOLDER_MODE)
+            .create(path)
+            // The umask may have cleared bits; the mode is the placeholder's marker.
+            .and_then(|()| {
+                std::fs::set_permissions(path, std::fs::Permissions::from_mode(PLACEHOLDER_MODE))
+            }),
+        PlaceholderKind::File => std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(PLACEHOLDER_FILE_MODE)
+            .custom_flags(libc::O_NOFOLLOW)
+            .open(path)
+            .and_then(|file| {
+                file.set_permissions(std::fs::Permissions::from_mode(PLACEHOLDER_FILE_MODE))
+            }),
+    };
+    match made {
+        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => Ok(()),
+        other => other,
+    }
+}
+
+/// Makes sure `path` is a placeholder of `kind` and locks it shared; `None` when `path`
+/// holds something else.
+fn lock_placeholder(path: &Path, kind: PlaceholderKind) -> io::Result<Option<File>> {
     let deadline = Instant::now() + LOCK_WAIT;
     loop {
         if Instant::now() >= deadline {
@@ -160,22 +253,16 @@ fn lock_placeholder(path: &Path) -> io::Result<Option<File>> {
                 path.display()
             )));
         }
-        match std::fs::DirBuilder::new()
-            .mode(PLACEHOLDER_MODE)
-            .create(path)
-        {
-            // The umask may have cleared bits; the mode is the placeholder's marker.
-            Ok(()) => {
-                std::fs::set_permissions(path, std::fs::Permissions::from_mode(PLACEHOLDER_MODE))?
-            }
-            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
-            Err(e) => return Err(e),
-        }
-        let dir = match open_dir(path) {
+        create(path, kind)?;
+        let opened = match kind {
+            PlaceholderKind::Directory => open_dir(path),
+            PlaceholderKind::File => open_file(path),
+        };
+        let dir = match opened {
             Ok(dir) => dir,
-            // Removed between our mkdir and open: start again.
+            // Removed between our creation and open: start again.
             Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
-            // A symlink or a file at the path.
+            // A symlink, or an entry of the other kind, at the path.
             Err(e) if matches!(e.raw_os_error(), Some(libc::ELOOP | libc::ENOTDIR)) => {
                 return Ok(None);
             }
@@ -189,7 +276,7 @@ fn lock_placeholder(path: &Path) -> io::Result<Option<File>> {
             }
             Err(std::fs::TryLockError::Error(e)) => return Err(e),
         }
-        // A launch removing the directory held it exclusively until after `rmdir`;
+        // A launch removing the placeholder held it exclusively until after the removal;
         // if that happened since we opened it, the path is gone or names another one.
         match std::fs::symlink_metadata(path) {
             Ok(current) if same_inode(&dir.metadata()?, &current) => return Ok(Some(dir)),
@@ -301,6 +388,90 @@ mod tests {
         assert!(guard.held.is_empty());
         guard.release();
         assert!(std::fs::symlink_metadata(&link).is_ok() && file.is_file());
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod file_tests {
+    use super::*;
+
+    fn files(paths: &[&Path]) -> PlaceholderGuard {
+        PlaceholderGuard::acquire_kinds(paths.iter().map(|p| (*p, PlaceholderKind::File))).unwrap()
+    }
+
+    /// A missing startup file becomes an empty read-only file for the run and is gone
+    /// afterwards; the user's own files (even empty ones) are never removed.
+    #[test]
+    fn file_placeholders_are_empty_read_only_and_removed_after_the_run() {
+        let root = tempfile::tempdir().unwrap();
+        let bashrc = root.path().join(".bashrc");
+        let gitconfig = root.path().join(".gitconfig");
+        let guard = files(&[&bashrc, &gitconfig]);
+        let meta = std::fs::symlink_metadata(&bashrc).unwrap();
+        assert!(meta.is_file() && meta.len() == 0, "{meta:?}");
+        assert_eq!(meta.permissions().mode() & 0o7777, PLACEHOLDER_FILE_MODE);
+        guard.release();
+        assert!(
+            !bashrc.exists() && !gitconfig.exists(),
+            "placeholders left behind"
+        );
+
+        // The user's own empty, writable file: used, never removed.
+        std::fs::write(&bashrc, "").unwrap();
+        files(&[&bashrc]).release();
+        assert!(bashrc.is_file(), "the user's empty .bashrc was removed");
+        std::fs::remove_file(&bashrc).unwrap();
+
+        // Overlapping launches: the last one to end removes it; a crashed launch's
+        // leftover is recognised and removed by the next one.
+        let first = files(&[&bashrc]);
+        let second = files(&[&bashrc]);
+        first.release();
+        assert!(bashrc.is_file(), "removed from under a running launch");
+        second.release();
+        assert!(!bashrc.exists());
+        drop(files(&[&bashrc]));
+        assert!(bashrc.is_file());
+        files(&[&bashrc]).release();
+        assert!(!bashrc.exists());
+
+        // Content written meanwhile (by a host process) keeps it.
+        let guard = files(&[&bashrc]);
+        std::fs::set_permissions(&bashrc, std::fs::Permissions::from_mode(0o644)).unwrap();
+        std::fs::write(&bashrc, "kept\n").unwrap();
+        std::fs::set_permissions(&bashrc, std::fs::Permissions::from_mode(0o444)).unwrap();
+        guard.release();
+        assert_eq!(std::fs::read_to_string(&bashrc).unwrap(), "kept\n");
+    }
+
+    /// A directory, a FIFO or a symlink where a file placeholder is expected is left alone
+    /// (the mount plan fails on it rather than this code touching it).
+    #[test]
+    fn other_entries_at_a_file_placeholder_are_left_alone() {
+        let root = tempfile::tempdir().unwrap();
+        let dir = root.path().join(".profile");
+        std::fs::create_dir(&dir).unwrap();
+        let link = root.path().join(".zshrc");
+        std::os::unix::fs::symlink("/nonexistent", &link).unwrap();
+        let fifo = root.path().join(".inputrc");
+        let made = std::process::Command::new("mkfifo")
+            .env_remove("LD_LIBRARY_PATH")
+            .arg(&fifo)
+            .status()
+            .unwrap();
+        assert!(made.success());
+        let guard = files(&[&dir, &link, &fifo]);
+        assert!(guard.held.is_empty());
+        guard.release();
+        assert!(dir.is_dir());
+        assert!(
+            std::fs::symlink_metadata(&link)
+                .unwrap()
+                .file_type()
+                .is_symlink()
+        );
+        assert!(std::fs::symlink_metadata(&fifo).is_ok());
     }
 }
 

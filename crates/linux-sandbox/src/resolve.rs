@@ -5,8 +5,8 @@
 use std::path::{Component, Path, PathBuf};
 
 use airlock_permissions::{
-    ENFORCED_PROTECTED_NAMES, FileSystemPolicyQueries, GitMetadataError, RefusedWritableRoot,
-    ResolveContext, git_metadata,
+    ENFORCED_PROTECTED_NAMES, FileSystemPolicyQueries, GitMetadataError, HomeEntryKind,
+    RefusedWritableRoot, ResolveContext, git_metadata, startup_name,
 };
 use airlock_protocol::{FileSystemPath, FileSystemSandboxPolicy, FileSystemSpecialPath};
 
@@ -15,6 +15,7 @@ use crate::gitdir::{GitProtection, protect_enclosing, protect_git_entry};
 use crate::globs::{GlobExpandError, expand_deny_globs};
 use crate::mounts::{DenyMask, MountInputs, WritableMount};
 use crate::nested_scan::{ScanOptions, scan_nested_repositories};
+use crate::placeholders::is_placeholder_file;
 use crate::scan_cache::{RECENT_CHANGE_MARGIN, default_cache_dir, usable_cache_dir};
 
 /// The system directories `:minimal` makes readable on Linux (those that exist).
@@ -41,6 +42,17 @@ pub enum ResolveError {
         path: PathBuf,
         /// The symlink inside a writable root.
         symlink: PathBuf,
+    },
+    /// A top-level dot entry of a `$HOME` inside a writable root is a symlink: no mount can
+    /// keep the command from replacing the link with a startup file of its own.
+    #[error(
+        "cannot protect {path}: it is a symlink in the home directory {home}, which lies inside a writable root, and a confined command could replace the link with a startup file of its own; start the agent in a project directory so that $HOME stays outside the writable roots, or replace the symlink with the file or directory it points to"
+    )]
+    HomeEntryIsSymlink {
+        /// The symlink.
+        path: PathBuf,
+        /// The home directory holding it.
+        home: PathBuf,
     },
     /// A deny path is reached through a symlink the command could re-point.
     #[error(
@@ -220,6 +232,18 @@ pub fn resolve_mount_inputs_in(
         .iter()
         .map(|h| canonical_prefix(h))
         .collect();
+    // Users' homes: their top-level dot entries are protected startup entries, and a
+    // missing home is kept from being created like a missing protected home.
+    let user_homes: Vec<PathBuf> = ctx.user_homes.iter().map(|h| canonical_prefix(h)).collect();
+    let home_of = |path: &Path| {
+        path.parent()
+            .filter(|parent| user_homes.iter().any(|h| h == parent))
+            .filter(|_| {
+                path.file_name()
+                    .is_some_and(|n| n.as_encoded_bytes().starts_with(b"."))
+            })
+            .map(Path::to_path_buf)
+    };
     let canonical_roots: Vec<PathBuf> = roots.iter().filter_map(|w| canonical(&w.root)).collect();
     let in_writable = |p: &Path| canonical_roots.iter().any(|r| p.starts_with(r));
 
@@ -241,6 +265,7 @@ pub fn resolve_mount_inputs_in(
             root: root.clone(),
             read_only: Vec::new(),
             placeholders: Vec::new(),
+            file_placeholders: Vec::new(),
             missing_read_only: Vec::new(),
         };
         // The queries list where `root/.git` points too, and the repository above the root;
@@ -276,11 +301,19 @@ pub fn resolve_mount_inputs_in(
                 && remapped
                     .file_name()
                     .is_some_and(|n| ENFORCED_PROTECTED_NAMES.iter().any(|p| n == *p));
+            let home = home_of(&remapped);
             // An empty protected directory looks the same as a placeholder, and may be
             // one of a concurrent launch that is about to remove it: mount a placeholder
-            // instead of binding it, so this launch never depends on it existing.
-            if is_protected_name && is_empty_dir(&remapped) {
+            // instead of binding it, so this launch never depends on it existing. The
+            // same for a home's startup file that looks like a placeholder file.
+            if (is_protected_name || home.is_some()) && is_empty_dir(&remapped) {
                 mount.placeholders.push(remapped);
+                continue;
+            }
+            if home.is_some()
+                && std::fs::symlink_metadata(&remapped).is_ok_and(|m| is_placeholder_file(&m))
+            {
+                mount.file_placeholders.push(remapped);
                 continue;
             }
             if denied.contains(sub)
@@ -292,6 +325,12 @@ pub fn resolve_mount_inputs_in(
                 if let Some(link) = first_symlink(&remapped)
                     && in_writable(link.parent().unwrap_or(Path::new("/")))
                 {
+                    if let Some(home) = home.filter(|_| link == remapped) {
+                        return Err(ResolveError::HomeEntryIsSymlink {
+                            path: remapped,
+                            home,
+                        });
+                    }
                     // Even `.git` itself being a symlink is refused: the command could
                     // re-point the name after launch.
                     return Err(ResolveError::ReadOnlyCrossesSymlink {
@@ -311,7 +350,18 @@ pub fn resolve_mount_inputs_in(
                     .is_some_and(|n| ENFORCED_PROTECTED_NAMES.iter().any(|p| n == *p));
             if is_protected_name {
                 mount.placeholders.push(remapped);
-            } else if homes.contains(&remapped)
+            } else if home.is_some() {
+                // A missing startup name gets a stand-in of the type it would have.
+                let kind = remapped
+                    .file_name()
+                    .and_then(startup_name)
+                    .map_or(HomeEntryKind::File, |known| known.kind);
+                if kind == HomeEntryKind::Directory {
+                    mount.placeholders.push(remapped);
+                } else {
+                    mount.file_placeholders.push(remapped);
+                }
+            } else if (homes.contains(&remapped) || user_homes.contains(&remapped))
                 && let Some(missing) = first_missing(&root, &remapped)
             {
                 mount.placeholders.push(missing);
@@ -523,3 +573,7 @@ pub fn launch_warnings(
 #[cfg(test)]
 #[path = "resolve_item7_tests.rs"]
 mod item7_tests;
+
+#[cfg(test)]
+#[path = "resolve_home_tests.rs"]
+mod home_tests;

@@ -25,6 +25,11 @@ pub struct ResolveContext {
     /// they are never writable — read-only wherever a writable root contains them, and a
     /// writable root inside one is refused (issue 11 item 7).
     pub protected_homes: Vec<PathBuf>,
+    /// The user's home directories (`$HOME` of the process, and the launcher's when the
+    /// helper runs with the command's environment), absolute: when one lies inside a writable
+    /// root, its top-level dot entries and missing startup names are read-only subpaths of
+    /// that root (see `home_dotfiles`; issue 11).
+    pub user_homes: Vec<PathBuf>,
     /// Why the process's `$TMPDIR` was ignored, when it was.
     pub ignored_tmpdir: Option<IgnoredTmpdir>,
 }
@@ -144,10 +149,21 @@ pub fn protected_homes_from_env(cwd: &Path) -> Vec<PathBuf> {
     out
 }
 
+/// `$HOME` of this process, absolute against `cwd` (a relative value protects more, never
+/// less); empty when unset or empty.
+#[must_use]
+pub fn user_homes_from_env(cwd: &Path) -> Vec<PathBuf> {
+    std::env::var_os("HOME")
+        .filter(|v| !v.is_empty())
+        .map(|home| absolutize(Path::new(&home), cwd))
+        .into_iter()
+        .collect()
+}
+
 impl ResolveContext {
     /// From the process environment: `TMPDIR` checked with [`tmpdir_problem`] (a bad value is
-    /// recorded in [`Self::ignored_tmpdir`] and not used), and the protected homes of
-    /// [`protected_homes_from_env`].
+    /// recorded in [`Self::ignored_tmpdir`] and not used), the protected homes of
+    /// [`protected_homes_from_env`] and the user home of [`user_homes_from_env`].
     #[must_use]
     pub fn new(cwd: &Path) -> Self {
         let (tmpdir, ignored_tmpdir) = tmpdir_from_env();
@@ -155,18 +171,20 @@ impl ResolveContext {
             cwd: cwd.to_path_buf(),
             tmpdir,
             protected_homes: protected_homes_from_env(cwd),
+            user_homes: user_homes_from_env(cwd),
             ignored_tmpdir,
         }
     }
 
-    /// Uses the given `tmpdir` (relative values are ignored: they cannot be confined) and no
-    /// protected homes.
+    /// Uses the given `tmpdir` (relative values are ignored: they cannot be confined), no
+    /// protected homes and no user homes.
     #[must_use]
     pub fn with_tmpdir(cwd: &Path, tmpdir: Option<PathBuf>) -> Self {
         Self {
             cwd: cwd.to_path_buf(),
             tmpdir: tmpdir.filter(|dir| dir.is_absolute()),
             protected_homes: Vec::new(),
+            user_homes: Vec::new(),
             ignored_tmpdir: None,
         }
     }
@@ -175,6 +193,13 @@ impl ResolveContext {
     #[must_use]
     pub fn with_protected_homes(mut self, homes: Vec<PathBuf>) -> Self {
         self.protected_homes = homes;
+        self
+    }
+
+    /// The same context with `homes` as its user homes.
+    #[must_use]
+    pub fn with_user_homes(mut self, homes: Vec<PathBuf>) -> Self {
+        self.user_homes = homes;
         self
     }
 }

@@ -12,7 +12,8 @@
 //! so that a protected `.git` protects its repository wherever it lives. Writable roots are
 //! judged by where they resolve to (`root_judge`): `$TMPDIR` is validated, `$AIRLOCK_HOME` and
 //! `$CODEX_HOME` are never writable, and a symlinked root into a protected, denied or
-//! read-only place stays read-only ([`RefusedWritableRoot`] says why).
+//! read-only place stays read-only ([`RefusedWritableRoot`] says why). A user's `$HOME` inside a
+//! writable root keeps its startup and configuration entries read-only ([`home_protected_paths`]).
 //!
 //! Rules kept throughout (spec README): never a silently wider permission — unknown tokens are
 //! kept but not enforced, unresolvable entries resolve to nothing, invalid globs deny every read,
@@ -29,6 +30,7 @@ mod error;
 mod full_access;
 mod git_includes;
 mod git_metadata;
+mod home_dotfiles;
 mod inherit;
 mod legacy;
 mod materialize;
@@ -67,6 +69,7 @@ pub use context::ResolveContext;
 pub use context::protected_homes_from_env;
 pub use context::tmpdir_from_env;
 pub use context::tmpdir_problem;
+pub use context::user_homes_from_env;
 pub use error::ConfigProblem;
 pub use error::PermissionsError;
 pub use error::Result;
@@ -85,6 +88,15 @@ pub use git_metadata::git_metadata;
 pub use git_metadata::parse_commondir;
 pub use git_metadata::parse_git_file;
 pub use git_metadata::protect_at;
+pub use home_dotfiles::HOME_STARTUP_NAMES;
+pub use home_dotfiles::HomeEntries;
+pub use home_dotfiles::HomeEntryKind;
+pub use home_dotfiles::HomeProtection;
+pub use home_dotfiles::MAX_HOME_DOT_ENTRIES;
+pub use home_dotfiles::StartupName;
+pub use home_dotfiles::home_entries;
+pub use home_dotfiles::home_protected_paths;
+pub use home_dotfiles::startup_name;
 pub use legacy::permission_profile_from_legacy;
 pub use legacy::to_legacy_sandbox_policy;
 pub use materialize::materialize_entries;

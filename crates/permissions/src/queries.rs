@@ -16,6 +16,7 @@ use crate::context::Resolved;
 use crate::context::resolve;
 use crate::git_metadata::enclosing_git_entries;
 use crate::git_metadata::git_metadata;
+use crate::home_dotfiles::home_protected_paths;
 use crate::paths::absolutize;
 use crate::paths::canonical_or_lexical;
 use crate::paths::depth;
@@ -34,10 +35,15 @@ pub struct WritableRoot {
     pub root: PathBuf,
     /// Protected metadata (`.git`, where git reads that repository from — the `gitdir:` target
     /// of a pointer file, the common directory of a linked worktree, symlinked `config`/`hooks`;
-    /// see [`crate::git_metadata()`] —, `.agents`, `.codex`, `.aws`, `.airlock`) and every
+    /// see [`crate::git_metadata()`] —, `.agents`, `.codex`, `.aws`, `.airlock`), the
+    /// protected homes, the startup entries of a user's home inside the root, and every
     /// narrower non-write entry under the root, in that order, without repeats. Git locations
     /// may lie outside the root, and may be missing (then the first missing component is
     /// listed: it must not be created).
+    ///
+    /// When a user's `$HOME` ([`ResolveContext::user_homes`]) lies in the root, its top-level
+    /// dot entries and its missing well-known startup names follow the homes (see
+    /// [`crate::home_protected_paths`]).
     ///
     /// The four names are listed whether or not they exist, at every writable root: Codex 0.169
     /// masks all four at each writable root (reference `linux-sandbox-observed.md` §3), which is
@@ -208,6 +214,15 @@ fn build_roots(
                 add(root.join(rest));
             } else if home.starts_with(root) && home != root {
                 add(home.clone());
+            }
+        }
+        // The startup and configuration entries of a user's `$HOME` inside this root (see
+        // `home_dotfiles`); an explicit entry for exactly one of those paths lifts it.
+        for home in &ctx.user_homes {
+            for (path, _) in home_protected_paths(root, &canonical, home) {
+                if !entries.iter().any(|e| e.path == path && !e.tmpdir) {
+                    add(path);
+                }
             }
         }
         for (path, access) in &resolved {

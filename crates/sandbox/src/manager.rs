@@ -276,6 +276,7 @@ fn linux_helper_argv(
         status_fd: None,
         // The helper may get the command's filtered environment: name this process's homes.
         protected_homes: airlock_permissions::protected_homes_from_env(&request.sandbox_policy_cwd),
+        user_homes: airlock_permissions::user_homes_from_env(&request.sandbox_policy_cwd),
         managed_network: request.managed_network.clone(),
         network_proxy_dir: request.network_proxy_dir.clone(),
         command: request.command.iter().map(Into::into).collect(),

@@ -6,6 +6,7 @@ mod additional;
 mod config;
 mod errors;
 mod golden;
+mod home_dotfiles;
 mod legacy;
 mod network;
 mod properties;

@@ -73,7 +73,8 @@ pub fn create_seatbelt_command_args(
         });
     }
     let ctx = ResolveContext::with_tmpdir(sandbox_policy_cwd, options.tmpdir.clone())
-        .with_protected_homes(options.protected_homes.clone());
+        .with_protected_homes(options.protected_homes.clone())
+        .with_user_homes(options.user_homes.clone());
     ReadDenyMatcher::try_new(fs_policy, &ctx).map_err(|error| SeatbeltError::InvalidGlob {
         message: error.to_string(),
     })?;

@@ -16,6 +16,9 @@ pub struct SeatbeltOptions {
     /// `$AIRLOCK_HOME` and `$CODEX_HOME`: kept read-only under every writable root (see
     /// `airlock_permissions::ResolveContext::protected_homes`).
     pub protected_homes: Vec<PathBuf>,
+    /// `$HOME`: its startup entries stay read-only when it lies inside a writable root (see
+    /// `airlock_permissions::ResolveContext::user_homes`).
+    pub user_homes: Vec<PathBuf>,
     /// The per-user cache directory (`confstr(_CS_DARWIN_USER_CACHE_DIR)`), writable whenever
     /// network rules are emitted (trust and DNS caches live there). `None`: the rule and its
     /// `-DDARWIN_USER_CACHE_DIR` parameter are left out.
@@ -29,7 +32,7 @@ pub struct SeatbeltOptions {
 
 impl SeatbeltOptions {
     /// Options from this process: `$TMPDIR` (ignored unless absolute, existing and not the
-    /// filesystem root, see `airlock_permissions::tmpdir_problem`), the protected homes and,
+    /// filesystem root, see `airlock_permissions::tmpdir_problem`), the protected homes, `$HOME` and,
     /// on macOS, the user cache directory; no managed network.
     #[must_use]
     pub fn from_host() -> Self {
@@ -38,6 +41,7 @@ impl SeatbeltOptions {
         Self {
             tmpdir,
             protected_homes: airlock_permissions::protected_homes_from_env(&cwd),
+            user_homes: airlock_permissions::user_homes_from_env(&cwd),
             darwin_user_cache_dir: host_darwin_user_cache_dir(),
             ..Self::default()
         }
