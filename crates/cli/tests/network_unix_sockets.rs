@@ -208,7 +208,10 @@ fn an_entry_that_is_a_link_or_missing_is_left_out_with_a_warning() {
         real.display().to_string()
     );
     let (out, err) = run_python(&setup, &script);
-    assert_eq!(out, "link: errno EPERM\nreal: errno EPERM\n", "stderr: {err}");
+    assert_eq!(
+        out, "link: errno EPERM\nreal: errno EPERM\n",
+        "stderr: {err}"
+    );
     assert!(
         err.contains(&format!(
             "network.unix_sockets entry {} is not reachable from the sandbox: it is a symbolic link",

@@ -37,18 +37,16 @@ use std::process::Command;
 
 use crate::seccomp::NetworkSeccompMode;
 
+pub use crate::proxy_env::{
+    BRIDGE_EXE, HTTP_PROXY_ADDRESS_ENV, PROXY_CONNECT_SUBCOMMAND, proxy_env,
+};
+
 /// The hidden subcommand that runs the bridge.
 pub const BRIDGE_SUBCOMMAND: &str = "net-bridge";
-/// The hidden subcommand that tunnels stdin/stdout through the proxy (ssh `ProxyCommand`).
-pub const PROXY_CONNECT_SUBCOMMAND: &str = "proxy-connect";
-/// Where the `airlock` binary appears inside the sandbox.
-pub const BRIDGE_EXE: &str = "/dev/.airlock-bridge";
 /// The proxy socket inside the sandbox (the host socket file, bound read-only).
 pub const PROXY_SOCKET: &str = "/dev/.airlock-proxy.sock";
 /// The socket's file name in its host directory.
 pub const PROXY_SOCKET_NAME: &str = "proxy.sock";
-/// Set for the command: the bridge's HTTP proxy address (`127.0.0.1:<port>`).
-pub const HTTP_PROXY_ADDRESS_ENV: &str = "AIRLOCK_NETWORK_PROXY_HTTP";
 
 /// Exit status when the bridge itself cannot start (nothing ran).
 const SETUP_FAILURE: i32 = 125;
@@ -242,51 +240,6 @@ fn reap_until(pid: u32) -> std::io::Result<i32> {
             Err(error) => return Err(error.into()),
         }
     }
-}
-
-/// The proxy variables the command gets (spec 12 §Enforcement; Codex's list).
-#[must_use]
-pub fn proxy_env(http: &str, socks: &str) -> Vec<(String, String)> {
-    let http_url = format!("http://{http}");
-    let socks_url = format!("socks5h://{socks}");
-    let mut env = Vec::new();
-    for key in [
-        "HTTP_PROXY",
-        "HTTPS_PROXY",
-        "http_proxy",
-        "https_proxy",
-        "YARN_HTTP_PROXY",
-        "YARN_HTTPS_PROXY",
-        "npm_config_proxy",
-        "npm_config_https_proxy",
-        "NPM_CONFIG_PROXY",
-        "NPM_CONFIG_HTTPS_PROXY",
-        "PIP_PROXY",
-        "CARGO_HTTP_PROXY",
-        "BUNDLE_HTTP_PROXY",
-        "BUNDLE_HTTPS_PROXY",
-    ] {
-        env.push((key.to_owned(), http_url.clone()));
-    }
-    for key in ["ALL_PROXY", "all_proxy", "FTP_PROXY", "ftp_proxy"] {
-        env.push((key.to_owned(), socks_url.clone()));
-    }
-    for key in [
-        "NO_PROXY",
-        "no_proxy",
-        "npm_config_noproxy",
-        "NPM_CONFIG_NOPROXY",
-    ] {
-        env.push((key.to_owned(), String::new()));
-    }
-    env.push(("NODE_USE_ENV_PROXY".to_owned(), "1".to_owned()));
-    env.push(("AIRLOCK_NETWORK_PROXY_ACTIVE".to_owned(), "1".to_owned()));
-    env.push((HTTP_PROXY_ADDRESS_ENV.to_owned(), http.to_owned()));
-    env.push((
-        "GIT_SSH_COMMAND".to_owned(),
-        format!("ssh -o ProxyCommand='{BRIDGE_EXE} {PROXY_CONNECT_SUBCOMMAND} %h %p'"),
-    ));
-    env
 }
 
 /// Hands every accepted connection to the proxy: the connected TCP socket itself travels

@@ -57,6 +57,7 @@ pub mod mounts;
 pub mod nested_scan;
 #[cfg(target_os = "linux")]
 pub mod probe;
+pub mod proxy_env;
 pub mod resolve;
 #[cfg(target_os = "linux")]
 pub mod scan_cache;
