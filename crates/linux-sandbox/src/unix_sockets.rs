@@ -23,7 +23,9 @@
 //! ([`crate::seccomp::NetworkSeccompMode::ProxyRoutedUnixSockets`]): `sendmsg` can
 //! address any socket path without `connect`.
 //!
-//! Current limitations: a command that makes itself non-dumpable (`PR_SET_DUMPABLE` 0)
+//! Current limitations: only the allowed sockets are reachable by path, so sockets the
+//! command creates itself (a server it starts in the workspace) cannot be connected to by
+//! path either; abstract names work for that. A command that makes itself non-dumpable (`PR_SET_DUMPABLE` 0)
 //! cannot be inspected by the supervisor, so its `connect` calls fail (`EPERM`, fail
 //! closed); a connection made for the command carries the bridge's credentials
 //! (`SO_PEERCRED` names the bridge's pid, same uid); a blocking `connect` interrupted
