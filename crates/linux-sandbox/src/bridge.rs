@@ -10,6 +10,15 @@
 //! host socket directly, and no netlink, packet or raw socket. A program that ignores
 //! the proxy variables finds no route.
 //!
+//! With `unix_sockets` allow entries (`--unix-socket PATH`, each bind-mounted at its own
+//! path) the command may also create `AF_UNIX` stream sockets, and every `connect` it
+//! makes is performed by the bridge instead, for allowed sockets only (see
+//! [`crate::unix_sockets`]; [`NetworkSeccompMode::ProxyRoutedUnixSockets`]).
+//!
+//! The bridge makes itself non-dumpable first: it runs without the command's filter, so a
+//! command that could write its memory (`/proc/<pid>/mem`, same uid) would get its
+//! `AF_UNIX` access.
+//!
 //! `airlock proxy-connect HOST PORT` (for `GIT_SSH_COMMAND`'s `ProxyCommand`) asks the
 //! bridge's HTTP port for a `CONNECT` and splices stdin/stdout through it.
 
@@ -19,6 +28,7 @@ use std::io::Write;
 use std::net::Shutdown;
 use std::net::TcpListener;
 use std::net::TcpStream;
+use std::os::fd::AsRawFd;
 use std::os::unix::net::UnixStream;
 use std::os::unix::process::CommandExt;
 use std::path::Path;
@@ -27,33 +37,52 @@ use std::process::Command;
 
 use crate::seccomp::NetworkSeccompMode;
 
+pub use crate::proxy_env::{
+    BRIDGE_EXE, HTTP_PROXY_ADDRESS_ENV, PROXY_CONNECT_SUBCOMMAND, proxy_env,
+};
+
 /// The hidden subcommand that runs the bridge.
 pub const BRIDGE_SUBCOMMAND: &str = "net-bridge";
-/// The hidden subcommand that tunnels stdin/stdout through the proxy (ssh `ProxyCommand`).
-pub const PROXY_CONNECT_SUBCOMMAND: &str = "proxy-connect";
-/// Where the `airlock` binary appears inside the sandbox.
-pub const BRIDGE_EXE: &str = "/dev/.airlock-bridge";
 /// The proxy socket inside the sandbox (the host socket file, bound read-only).
 pub const PROXY_SOCKET: &str = "/dev/.airlock-proxy.sock";
 /// The socket's file name in its host directory.
 pub const PROXY_SOCKET_NAME: &str = "proxy.sock";
-/// Set for the command: the bridge's HTTP proxy address (`127.0.0.1:<port>`).
-pub const HTTP_PROXY_ADDRESS_ENV: &str = "AIRLOCK_NETWORK_PROXY_HTTP";
 
 /// Exit status when the bridge itself cannot start (nothing ran).
 const SETUP_FAILURE: i32 = 125;
 
-/// Runs `airlock net-bridge ARGS`: the bridge (`--socket PATH -- COMMAND...`) or the
-/// confining stage (`--exec-confined -- COMMAND...`). Returns the exit status.
+/// Runs `airlock net-bridge ARGS`: the bridge (`--socket PATH [--unix-socket PATH]...
+/// -- COMMAND...`) or the confining stage (`--exec-confined [--notify-fd N] --
+/// COMMAND...`). Returns the exit status.
 pub fn run_bridge_subcommand(args: impl Iterator<Item = OsString>) -> i32 {
     let mut args = args;
     let mut socket: Option<PathBuf> = None;
     let mut confine = false;
+    let mut unix_sockets: Vec<PathBuf> = Vec::new();
+    let mut notify_fd: Option<i32> = None;
     let mut command = Vec::new();
     while let Some(arg) = args.next() {
         match arg.to_str() {
             Some("--socket") => socket = args.next().map(PathBuf::from),
             Some("--exec-confined") => confine = true,
+            Some("--unix-socket") => match args.next() {
+                Some(path) => unix_sockets.push(PathBuf::from(path)),
+                None => {
+                    eprintln!("airlock net-bridge: --unix-socket needs a path (internal helper)");
+                    return SETUP_FAILURE;
+                }
+            },
+            Some("--notify-fd") => {
+                match args.next().and_then(|fd| fd.to_str()?.parse::<i32>().ok()) {
+                    Some(fd) if fd > 2 => notify_fd = Some(fd),
+                    _ => {
+                        eprintln!(
+                            "airlock net-bridge: --notify-fd needs a descriptor number (internal helper)"
+                        );
+                        return SETUP_FAILURE;
+                    }
+                }
+            }
             Some("--") => {
                 command.extend(args.by_ref());
                 break;
@@ -69,7 +98,7 @@ pub fn run_bridge_subcommand(args: impl Iterator<Item = OsString>) -> i32 {
         return SETUP_FAILURE;
     };
     if confine {
-        if let Err(error) = crate::seccomp::install(NetworkSeccompMode::ProxyRouted) {
+        if let Err(error) = confine_self(notify_fd) {
             eprintln!("airlock net-bridge: {error}");
             return SETUP_FAILURE;
         }
@@ -85,7 +114,7 @@ pub fn run_bridge_subcommand(args: impl Iterator<Item = OsString>) -> i32 {
         };
     }
     let socket = socket.unwrap_or_else(|| PathBuf::from(PROXY_SOCKET));
-    match bridge(&socket, &command) {
+    match bridge(&socket, &unix_sockets, &command) {
         Ok(code) => code,
         Err(error) => {
             eprintln!("airlock net-bridge: could not set up the network bridge: {error}");
@@ -94,14 +123,68 @@ pub fn run_bridge_subcommand(args: impl Iterator<Item = OsString>) -> i32 {
     }
 }
 
-fn bridge(socket: &Path, command: &[OsString]) -> std::io::Result<i32> {
-    // The command runs as the same user in the same pid namespace, and the bridge keeps
-    // the weaker filter that allows `AF_UNIX`: a dumpable bridge would let the command
-    // write `/proc/<bridge>/mem` and run its own code with that filter, reaching any host
-    // socket. Not dumpable, its memory is closed to the command (`/proc/PID/mem`,
-    // `process_vm_writev` and `ptrace` all need ptrace access). It is also pid 1
-    // (`--as-pid-1`), so no bubblewrap init with that filter is there either.
+/// The confining stage: the command's filter, and with `notify_fd` (the bridge's end of a
+/// socket pair) the `connect` notification filter, whose listener goes to the bridge.
+fn confine_self(notify_fd: Option<i32>) -> Result<(), String> {
+    let Some(fd) = notify_fd else {
+        return crate::seccomp::install(NetworkSeccompMode::ProxyRouted)
+            .map_err(|error| error.to_string());
+    };
+    let channel = crate::fds::adopt_inherited(fd)
+        .map_err(|error| format!("--notify-fd {fd} is not an open descriptor: {error}"))?;
+    crate::seccomp::install(NetworkSeccompMode::ProxyRoutedUnixSockets)
+        .map_err(|error| error.to_string())?;
+    let listener = crate::unix_sockets::install_notify_filter().map_err(|error| {
+        format!("cannot hand the command's connect calls to the bridge (seccomp user notification, Linux 5.6+ needed for network.unix_sockets): {error}")
+    })?;
+    send_fd(&channel, &listener)
+        .map_err(|error| format!("cannot hand the connect listener to the bridge: {error}"))?;
+    Ok(())
+}
+
+fn send_fd(channel: &impl std::os::fd::AsFd, fd: &impl std::os::fd::AsFd) -> std::io::Result<()> {
+    use rustix::net::{SendAncillaryBuffer, SendAncillaryMessage, SendFlags};
+    let mut space = [std::mem::MaybeUninit::uninit(); rustix::cmsg_space!(ScmRights(1))];
+    let mut control = SendAncillaryBuffer::new(&mut space);
+    let fds = [fd.as_fd()];
+    control.push(SendAncillaryMessage::ScmRights(&fds));
+    rustix::net::sendmsg(
+        channel,
+        &[std::io::IoSlice::new(b"\0")],
+        &mut control,
+        SendFlags::empty(),
+    )?;
+    Ok(())
+}
+
+/// Receives the descriptor [`send_fd`] sent; `None` when the sender closed first.
+fn receive_fd(channel: &impl std::os::fd::AsFd) -> std::io::Result<Option<std::os::fd::OwnedFd>> {
+    use rustix::net::{RecvAncillaryBuffer, RecvAncillaryMessage, RecvFlags};
+    let mut byte = [0u8; 1];
+    let mut space = [std::mem::MaybeUninit::uninit(); rustix::cmsg_space!(ScmRights(1))];
+    let mut control = RecvAncillaryBuffer::new(&mut space);
+    rustix::net::recvmsg(
+        channel,
+        &mut [std::io::IoSliceMut::new(&mut byte)],
+        &mut control,
+        RecvFlags::CMSG_CLOEXEC,
+    )?;
+    let mut received = None;
+    for message in control.drain() {
+        if let RecvAncillaryMessage::ScmRights(fds) = message {
+            for fd in fds {
+                received.get_or_insert(fd);
+            }
+        }
+    }
+    Ok(received)
+}
+
+fn bridge(socket: &Path, unix_sockets: &[PathBuf], command: &[OsString]) -> std::io::Result<i32> {
+    // Before anything else: the command must not be able to write this process's memory.
     rustix::process::set_dumpable_behavior(rustix::process::DumpableBehavior::NotDumpable)?;
+    let allowlist = crate::unix_sockets::UnixSocketAllowlist::open(unix_sockets)
+        .map_err(std::io::Error::other)?;
     let http = TcpListener::bind("127.0.0.1:0")?;
     let socks = TcpListener::bind("127.0.0.1:0")?;
     let http_addr = http.local_addr()?;
@@ -112,82 +195,51 @@ fn bridge(socket: &Path, command: &[OsString]) -> std::io::Result<i32> {
     }
     let exe = std::env::current_exe().unwrap_or_else(|_| PathBuf::from(BRIDGE_EXE));
     let mut child = Command::new(&exe);
+    child.arg(BRIDGE_SUBCOMMAND).arg("--exec-confined");
+    let channel = if allowlist.is_empty() {
+        None
+    } else {
+        let (ours, theirs) = UnixStream::pair()?;
+        crate::fds::make_inheritable(&theirs)?;
+        child.arg("--notify-fd").arg(theirs.as_raw_fd().to_string());
+        Some((ours, theirs))
+    };
     child
-        .arg(BRIDGE_SUBCOMMAND)
-        .arg("--exec-confined")
         .arg("--")
         .args(command)
         .envs(proxy_env(&http_addr.to_string(), &socks_addr.to_string()));
-    // As pid 1 the bridge gets only the signals it handles: catch the termination
-    // signals first and pass them on to the command.
     crate::signals::catch();
     let child = child.spawn()?;
+    if let Some((ours, theirs)) = channel {
+        drop(theirs);
+        // `None`: the confining stage failed before sending (its message is on stderr)
+        // and exits; nothing of the command ran.
+        if let Some(listener) = receive_fd(&ours)? {
+            crate::unix_sockets::supervise(listener, allowlist)?;
+        }
+    }
     crate::signals::forward_to(child.id());
-    wait_as_init(child.id())
+    reap_until(child.id())
 }
 
-/// Waits for `pid` as the namespace's init: orphans of the command are re-parented to
-/// the bridge and reaped here too. Returns the command's exit status (`128 + N` for a
-/// signal).
-fn wait_as_init(pid: u32) -> std::io::Result<i32> {
-    use rustix::process::WaitOptions;
+/// Waits for `pid`, reaping every other child on the way: the bridge is the sandbox's
+/// pid 1 (see [`crate::launch::NamespaceOptions::payload_as_pid_1`]), so orphaned
+/// processes of the command become its children. Returns the shell-style status.
+fn reap_until(pid: u32) -> std::io::Result<i32> {
+    use rustix::process::{WaitOptions, wait};
     loop {
-        match rustix::process::wait(WaitOptions::empty()) {
+        match wait(WaitOptions::empty()) {
             Ok(Some((reaped, status))) if reaped.as_raw_nonzero().get().unsigned_abs() == pid => {
                 return Ok(status
                     .exit_status()
                     .or_else(|| status.terminating_signal().map(|s| 128 + s))
                     .unwrap_or(1));
             }
-            Ok(_) | Err(rustix::io::Errno::INTR) => {}
+            Ok(_) => {}
+            Err(rustix::io::Errno::INTR) => {}
             Err(error) => return Err(error.into()),
         }
     }
-}
-
-/// The proxy variables the command gets (spec 12 §Enforcement; Codex's list).
-#[must_use]
-pub fn proxy_env(http: &str, socks: &str) -> Vec<(String, String)> {
-    let http_url = format!("http://{http}");
-    let socks_url = format!("socks5h://{socks}");
-    let mut env = Vec::new();
-    for key in [
-        "HTTP_PROXY",
-        "HTTPS_PROXY",
-        "http_proxy",
-        "https_proxy",
-        "YARN_HTTP_PROXY",
-        "YARN_HTTPS_PROXY",
-        "npm_config_proxy",
-        "npm_config_https_proxy",
-        "NPM_CONFIG_PROXY",
-        "NPM_CONFIG_HTTPS_PROXY",
-        "PIP_PROXY",
-        "CARGO_HTTP_PROXY",
-        "BUNDLE_HTTP_PROXY",
-        "BUNDLE_HTTPS_PROXY",
-    ] {
-        env.push((key.to_owned(), http_url.clone()));
-    }
-    for key in ["ALL_PROXY", "all_proxy", "FTP_PROXY", "ftp_proxy"] {
-        env.push((key.to_owned(), socks_url.clone()));
-    }
-    for key in [
-        "NO_PROXY",
-        "no_proxy",
-        "npm_config_noproxy",
-        "NPM_CONFIG_NOPROXY",
-    ] {
-        env.push((key.to_owned(), String::new()));
-    }
-    env.push(("NODE_USE_ENV_PROXY".to_owned(), "1".to_owned()));
-    env.push(("AIRLOCK_NETWORK_PROXY_ACTIVE".to_owned(), "1".to_owned()));
-    env.push((HTTP_PROXY_ADDRESS_ENV.to_owned(), http.to_owned()));
-    env.push((
-        "GIT_SSH_COMMAND".to_owned(),
-        format!("ssh -o ProxyCommand='{BRIDGE_EXE} {PROXY_CONNECT_SUBCOMMAND} %h %p'"),
-    ));
-    env
 }
 
 /// Hands every accepted connection to the proxy: the connected TCP socket itself travels

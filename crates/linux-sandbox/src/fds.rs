@@ -99,3 +99,23 @@ fn set_cloexec(fd: i32) -> io::Result<()> {
     }
     Ok(())
 }
+
+/// Takes ownership of descriptor `fd`, inherited from the parent under a number it named
+/// on the command line, and marks it close-on-exec (it must not reach the command).
+///
+/// # Errors
+/// `fd` is not open (`EBADF`) or is one of the standard descriptors.
+#[allow(unsafe_code)]
+pub fn adopt_inherited(fd: i32) -> io::Result<OwnedFd> {
+    if fd <= 2 {
+        return Err(io::Error::from_raw_os_error(libc::EBADF));
+    }
+    // SAFETY: F_GETFD only reads descriptor flags.
+    if unsafe { libc::fcntl(fd, libc::F_GETFD) } == -1 {
+        return Err(io::Error::last_os_error());
+    }
+    set_cloexec(fd)?;
+    // SAFETY: the descriptor is open (checked above) and was handed to this process for
+    // this purpose by its parent; nothing else in this process refers to it.
+    Ok(unsafe { std::os::fd::FromRawFd::from_raw_fd(fd) })
+}

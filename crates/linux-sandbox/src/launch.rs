@@ -163,10 +163,11 @@ pub struct NamespaceOptions {
     /// bubblewrap knows `--disable-userns` (≥ 0.8); the seccomp filters block nested
     /// user namespaces either way.
     pub disable_userns: bool,
-    /// The first process is Airlock's network bridge, run as pid 1 (`--as-pid-1`): no
-    /// bubblewrap init with the bridge's weaker seccomp filter stays next to the command
-    /// (its memory would be writable by the command through `/proc/1/mem`).
-    pub bridge_as_init: bool,
+    /// The payload is pid 1 (`--as-pid-1`): no bubblewrap reaper inside the sandbox. Set
+    /// for the network bridge, whose outer filter is weaker than the command's: a reaper
+    /// running under that filter would be a process of the same uid whose memory the
+    /// command could write (`/proc/1/mem`); the bridge itself is non-dumpable and reaps.
+    pub payload_as_pid_1: bool,
 }
 
 /// What a managed-network launch mounts into the sandbox (spec 12 §Enforcement).
@@ -188,12 +189,12 @@ pub fn namespace_args(options: NamespaceOptions, cwd: &Path, seccomp_fds: &[i32]
         .into_iter()
         .map(OsString::from)
         .collect();
-    if options.bridge_as_init {
-        args.push("--as-pid-1".into());
-    }
     args.extend(["--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try"].map(OsString::from));
     if !options.network {
         args.push("--unshare-net".into());
+    }
+    if options.payload_as_pid_1 {
+        args.push("--as-pid-1".into());
     }
     // No nested user namespaces: they would hand the command a full capability set
     // over new mount/network namespaces of its own.
@@ -280,6 +281,16 @@ pub fn prepare_bwrap(
             argv.push(arg);
         }
     }
+    let unix_sockets = allowed_unix_sockets(args, proxy.is_some());
+    for socket in &unix_sockets {
+        // Last among the mounts, so no mask or tmpfs hides it; the bind also pins the
+        // socket (the command cannot rename or unlink a mount point).
+        argv.extend([
+            OsString::from("--ro-bind"),
+            socket.clone().into(),
+            socket.clone().into(),
+        ]);
+    }
     if let Some(proxy) = proxy {
         // Right after `--dev /dev`: bubblewrap creates both mount points in its own /dev
         // tmpfs, never on the host (a later bind over /dev would hide them and the launch
@@ -327,7 +338,7 @@ pub fn prepare_bwrap(
     let options = NamespaceOptions {
         network: network.is_enabled() && proxy.is_none(),
         disable_userns: features.disable_userns,
-        bridge_as_init: proxy.is_some(),
+        payload_as_pid_1: proxy.is_some(),
     };
     let raw: Vec<i32> = seccomp_fds.iter().map(AsRawFd::as_raw_fd).collect();
     argv.extend(namespace_args(options, &cwd, &raw));
@@ -344,8 +355,11 @@ pub fn prepare_bwrap(
             crate::bridge::BRIDGE_SUBCOMMAND.into(),
             "--socket".into(),
             crate::bridge::PROXY_SOCKET.into(),
-            "--".into(),
         ]);
+        for socket in &unix_sockets {
+            argv.extend([OsString::from("--unix-socket"), socket.clone().into()]);
+        }
+        argv.push("--".into());
     }
     argv.extend(args.command.iter().cloned());
     Ok(BwrapLaunch {
@@ -356,6 +370,21 @@ pub fn prepare_bwrap(
         created_mount_points,
         created_file_mount_points,
     })
+}
+
+/// The canonical paths of the managed network's `unix_sockets` allow entries that can be
+/// bound in (each a socket at launch); a warning for every other one, which stays
+/// unreachable. Empty without a managed network.
+fn allowed_unix_sockets(args: &HelperArgs, proxied: bool) -> Vec<PathBuf> {
+    let Some(network) = args.managed_network.as_ref().filter(|_| proxied) else {
+        return Vec::new();
+    };
+    let (sockets, problems) =
+        crate::unix_sockets::canonical_allow_entries(network.allowed_unix_sockets());
+    for problem in problems {
+        eprintln!("airlock: warning: {problem}");
+    }
+    sockets
 }
 
 /// How [`run_helper`] would confine `args`, without running anything: the argv of
@@ -512,15 +541,6 @@ fn launch_confined(
             return Err(LaunchError::Unsupported(
                 "a managed network (network.domains) needs the bubblewrap sandbox; it cannot be combined with legacy Landlock or an unrestricted filesystem",
             ));
-        }
-        if args
-            .managed_network
-            .as_ref()
-            .is_some_and(|network| network.allowed_unix_sockets().next().is_some())
-        {
-            eprintln!(
-                "airlock: warning: network.unix_sockets allow entries are not enforced on Linux yet; every Unix socket stays unreachable from the sandbox"
-            );
         }
         return spawn_bwrap(args, &policy, network, base_env, &env, watch, proxy);
     }

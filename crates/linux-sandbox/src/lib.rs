@@ -34,9 +34,12 @@
 //! - with network restricted, `AF_UNIX` datagram sockets cannot be created (even as a
 //!   socketpair), because `sendmsg` could address any socket path the command can see;
 //! - set-user/group-id mode bits cannot be set (`chmod g+s` on a directory included);
-//! - with a managed network, `unix_sockets` allow entries are not honoured on Linux: the
-//!   command gets no `AF_UNIX` socket at all (every Unix socket path stays unreachable),
-//!   because seccomp cannot tell one socket path from another;
+//! - with a managed network, the `unix_sockets` allow entries are the only Unix socket
+//!   paths the command can connect to (see [`unix_sockets`] for how and for its own
+//!   limitations); an entry must name an existing socket at launch (not a symbolic link
+//!   to one), and a socket the host re-creates after launch is not reachable until the
+//!   next command; `unix_sockets` without `domains` has no effect (network off: no socket
+//!   is reachable; full network: every one is);
 //! - legacy Landlock refuses profiles it cannot express and root launchers (see
 //!   [`landlock_mode`]).
 
@@ -54,6 +57,7 @@ pub mod mounts;
 pub mod nested_scan;
 #[cfg(target_os = "linux")]
 pub mod probe;
+pub mod proxy_env;
 pub mod resolve;
 #[cfg(target_os = "linux")]
 pub mod scan_cache;
@@ -72,6 +76,8 @@ pub mod seccomp;
 mod signals;
 #[cfg(target_os = "linux")]
 pub mod status;
+#[cfg(target_os = "linux")]
+pub mod unix_sockets;
 
 pub use args::{HELPER_SUBCOMMAND, HelperArgs};
 #[cfg(target_os = "linux")]

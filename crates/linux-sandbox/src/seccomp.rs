@@ -42,6 +42,12 @@ pub enum NetworkSeccompMode {
     /// no `AF_UNIX` socket can reach a path (the proxy socket or any host socket), and no
     /// netlink or packet socket exists.
     ProxyRouted,
+    /// [`Self::ProxyRouted`] for a profile whose `unix_sockets` allow some sockets: `socket`
+    /// also for `AF_UNIX` stream/seqpacket (never datagram: `sendmsg` could address any
+    /// socket path). Reaching a path still needs `connect`, which the supervisor of
+    /// [`crate::unix_sockets`] performs on the command's behalf, for allowed sockets only;
+    /// without that supervisor's filter this mode must not be used.
+    ProxyRoutedUnixSockets,
 }
 
 /// Building the filter failed (a bug in the rule table, or an unsupported CPU).
@@ -231,7 +237,29 @@ fn rules(mode: NetworkSeccompMode) -> Result<BTreeMap<i64, Vec<SeccompRule>>, Se
                     rule(vec![cond(1, Dword, MaskedEq(SOCK_TYPE_MASK), SOCK_PACKET)?])?,
                 ]
             }
-            NetworkSeccompMode::ProxyRouted => vec![
+            NetworkSeccompMode::ProxyRoutedUnixSockets if nr == libc::SYS_socket => {
+                let inet = libc::AF_INET as u64;
+                let inet6 = libc::AF_INET6 as u64;
+                vec![
+                    rule(vec![
+                        cond(0, Dword, Ne, inet)?,
+                        cond(0, Dword, Ne, inet6)?,
+                        cond(0, Dword, Ne, unix)?,
+                    ])?,
+                    rule(vec![cond(
+                        1,
+                        Dword,
+                        MaskedEq(SOCK_TYPE_MASK),
+                        libc::SOCK_RAW as u64,
+                    )?])?,
+                    rule(vec![cond(1, Dword, MaskedEq(SOCK_TYPE_MASK), SOCK_PACKET)?])?,
+                    rule(vec![
+                        cond(0, Dword, Eq, unix)?,
+                        cond(1, Dword, MaskedEq(SOCK_TYPE_MASK), dgram)?,
+                    ])?,
+                ]
+            }
+            NetworkSeccompMode::ProxyRouted | NetworkSeccompMode::ProxyRoutedUnixSockets => vec![
                 rule(vec![cond(0, Dword, Ne, unix)?])?,
                 rule(vec![cond(1, Dword, MaskedEq(SOCK_TYPE_MASK), dgram)?])?,
             ],
@@ -409,6 +437,7 @@ mod tests {
             NetworkSeccompMode::Enabled,
             NetworkSeccompMode::Restricted,
             NetworkSeccompMode::ProxyRouted,
+            NetworkSeccompMode::ProxyRoutedUnixSockets,
         ] {
             let program = build_filter(mode).unwrap();
             assert!(program.len() > 10);

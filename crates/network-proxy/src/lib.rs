@@ -21,6 +21,7 @@ mod http;
 pub mod policy;
 mod server;
 mod socks5;
+mod splice;
 
 pub use policy::BlockReason;
 pub use policy::NetworkPolicy;

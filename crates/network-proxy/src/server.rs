@@ -19,8 +19,22 @@ use crate::policy::Refusal;
 
 /// A client connection: the sandboxed client's own TCP socket (handed over by the bridge),
 /// or a Unix stream that speaks the protocol itself.
-pub(crate) trait Conn: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send {}
-impl<T: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send> Conn for T {}
+pub(crate) trait Conn: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send {
+    /// The socket, for splicing a tunnel.
+    fn endpoint(&self) -> crate::splice::Endpoint<'_>;
+}
+
+impl Conn for TcpStream {
+    fn endpoint(&self) -> crate::splice::Endpoint<'_> {
+        crate::splice::Endpoint::Tcp(self)
+    }
+}
+
+impl Conn for UnixStream {
+    fn endpoint(&self) -> crate::splice::Endpoint<'_> {
+        crate::splice::Endpoint::Unix(self)
+    }
+}
 
 /// How long a client may take to send its first bytes.
 const FIRST_BYTES_TIMEOUT: Duration = Duration::from_secs(30);
@@ -272,16 +286,22 @@ async fn handle<C: Conn>(mut client: C, mut first: Vec<u8>, shared: &Shared) {
     }
 }
 
-/// Sends `rest` upstream, then copies both ways until either side closes.
+/// Sends `rest` upstream, then copies both ways until both sides closed (or either
+/// failed): spliced through pipes on Linux (see [`crate::splice`]), through user-space
+/// buffers elsewhere.
 pub(crate) async fn splice<C: Conn>(mut client: C, mut upstream: TcpStream, rest: Vec<u8>) {
     if !rest.is_empty() && upstream.write_all(&rest).await.is_err() {
+        return;
+    }
+    if cfg!(target_os = "linux") {
+        let _ = crate::splice::bidirectional(client.endpoint(), &upstream).await;
         return;
     }
     let _ = tokio::io::copy_bidirectional_with_sizes(
         &mut client,
         &mut upstream,
-        256 * 1024,
-        256 * 1024,
+        crate::splice::COPY_BUFFER,
+        crate::splice::COPY_BUFFER,
     )
     .await;
 }

@@ -332,6 +332,21 @@ impl Compiler<'_> {
                 "`{path}` has no effect while the network is off; set `enabled = true` to route the network through the managed proxy"
             ));
         }
+        let allows_sockets = table
+            .get("unix_sockets")
+            .and_then(toml::Value::as_table)
+            .is_some_and(|sockets| sockets.values().any(|v| v.as_str() == Some("allow")));
+        if managed.is_none() && allows_sockets {
+            let path = self.key(&["network", "unix_sockets"]);
+            let effect = if enabled {
+                "every Unix socket stays reachable with the full network"
+            } else {
+                "no Unix socket is reachable while the network is off"
+            };
+            self.warn(format!(
+                "`{path}` is enforced only with a managed network (a `network.domains` table); {effect}"
+            ));
+        }
         let policy = if enabled {
             NetworkSandboxPolicy::Enabled
         } else {

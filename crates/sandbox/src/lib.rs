@@ -34,8 +34,8 @@ pub use sandbox_type::{
     SandboxType, SandboxablePreference, get_platform_sandbox, platform_sandbox_for,
 };
 pub use seatbelt::{
-    ManagedProxy, SANDBOX_EXEC_PATH, SeatbeltCommand, SeatbeltError, SeatbeltOptions,
-    UnixSocketAccess, create_seatbelt_command_args, seatbelt_env,
+    ManagedProxy, ProxyEndpoints, SANDBOX_EXEC_PATH, SeatbeltCommand, SeatbeltError,
+    SeatbeltOptions, UnixSocketAccess, create_seatbelt_command_args, seatbelt_env,
 };
 pub use windows::{
     WindowsSandboxError, WindowsSandboxLevel, create_windows_sandbox_command,

@@ -218,10 +218,13 @@ impl SandboxManager {
                 if std::env::consts::OS != "macos" {
                     return Err(unsupported(SandboxType::MacosSeatbelt));
                 }
+                // A managed network is enforced; the proxy has no loopback endpoint on
+                // macOS yet, so the command gets no IP network, only its allowed sockets.
                 let options = SeatbeltOptions {
                     enforce_managed_network: request.enforce_managed_network,
                     ..SeatbeltOptions::from_host()
-                };
+                }
+                .with_managed_network(request.managed_network.as_ref(), None);
                 let seatbelt = create_seatbelt_command_args(
                     request.command.clone(),
                     &file_system_sandbox_policy(&effective),

@@ -63,6 +63,44 @@ fn no_domains_table_means_full_network_and_off_means_off() {
 }
 
 #[test]
+fn unix_sockets_without_domains_warn_what_they_do() {
+    for (enabled, effect) in [
+        (
+            "true",
+            "every Unix socket stays reachable with the full network",
+        ),
+        (
+            "false",
+            "no Unix socket is reachable while the network is off",
+        ),
+    ] {
+        let text = format!(
+            "{BASE}[permissions.dev.network]\nenabled = {enabled}\n\
+             [permissions.dev.network.unix_sockets]\n\"/run/docker.sock\" = \"allow\"\n"
+        );
+        let selected = select(&text, None, "/work/project");
+        assert_eq!(selected.compiled.managed_network, None);
+        assert!(
+            selected.warnings.iter().any(|w| w
+                .contains("network.unix_sockets` is enforced only with a managed network")
+                && w.contains(effect)),
+            "{:?}",
+            selected.warnings
+        );
+    }
+    let only_denies = format!(
+        "{BASE}[permissions.dev.network]\nenabled = true\n\
+         [permissions.dev.network.unix_sockets]\n\"/run/docker.sock\" = \"deny\"\n"
+    );
+    assert!(
+        !select(&only_denies, None, "/work/project")
+            .warnings
+            .iter()
+            .any(|w| w.contains("unix_sockets"))
+    );
+}
+
+#[test]
 fn invalid_entries_are_load_errors_naming_the_entry() {
     for (entry, needle) in [
         (

@@ -20,14 +20,19 @@ const NETWORK_SERVICES: &str = include_str!("sbpl/network_services.sbpl");
 /// The network section. In order of precedence:
 /// 1. proxy-only, when the proxy has loopback ports or any proxy variable, when managed network
 ///    is enforced, or when the network is off but unix sockets are granted: local binding
-///    rules (if allowed; with DNS when there are proxy ports), one outbound rule per loopback
-///    proxy port, the unix-socket rules, then the network services;
+///    rules (if allowed), one outbound rule per loopback proxy port, the unix-socket rules
+///    (grants, then the refused sockets inside them), then the network services;
 /// 2. open, when the network is enabled: all outbound and inbound, unix-socket rules, services;
 /// 3. otherwise empty: no network rule at all, so `(deny default)` closes it.
 ///
 /// Reference §5 also lists "proxy configured without a loopback endpoint, or managed network
 /// enforced → empty"; both cases are already caught by case 1, which opens no remote endpoint
 /// either, so that branch cannot be reached and is not written.
+///
+/// Unlike Codex (PR #17370), local binding with proxy ports does not open `*:53`: spec 12
+/// allows only the proxy's loopback ports, and direct DNS to any host is the exfiltration
+/// path of the peers' reports (srt #88); the proxy resolves names itself (`socks5h`, HTTP
+/// absolute-form and `CONNECT` carry host names).
 pub(crate) fn network_section(
     network: NetworkSandboxPolicy,
     options: &SeatbeltOptions,
@@ -51,9 +56,6 @@ pub(crate) fn network_section(
             lines.push("(allow network-bind (local ip \"*:*\"))".to_owned());
             lines.push("(allow network-inbound (local ip \"localhost:*\"))".to_owned());
             lines.push("(allow network-outbound (remote ip \"localhost:*\"))".to_owned());
-            if !ports.is_empty() {
-                lines.push("(allow network-outbound (remote ip \"*:53\"))".to_owned());
-            }
         }
         for port in &ports {
             lines.push(format!(
@@ -79,6 +81,10 @@ pub(crate) fn network_section(
         None => None,
     };
     lines.extend(unix_socket_rules(sockets, params)?);
+    if sockets.is_granted() {
+        let denied = proxy.map_or(&[][..], |proxy| proxy.denied_unix_sockets.as_slice());
+        lines.extend(unix_socket_denials(denied, params)?);
+    }
     let mut section = lines.join("\n");
     section.push_str("\n\n");
     section.push_str(NETWORK_SERVICES);
@@ -127,4 +133,28 @@ fn unix_socket_rules(
             Ok(lines)
         }
     }
+}
+
+/// One `UNIX_SOCKET_DENY_PATH_<n>` subtree each, refused for bind and connect; written after
+/// the grants, so a deny entry inside a granted path wins (a later SBPL rule overrides an
+/// earlier one).
+fn unix_socket_denials(denied: &[PathBuf], params: &mut SeatbeltParams) -> Result<Vec<String>> {
+    let mut canonical: Vec<PathBuf> = Vec::new();
+    for path in denied.iter().filter(|path| path.is_absolute()) {
+        let path = canonicalize_for_seatbelt(path);
+        if !canonical.contains(&path) {
+            canonical.push(path);
+        }
+    }
+    let mut lines = Vec::new();
+    for (index, path) in canonical.iter().enumerate() {
+        let param = params.define(format!("UNIX_SOCKET_DENY_PATH_{index}"), path)?;
+        lines.push(format!(
+            "(deny network-bind (local unix-socket (subpath {param})))"
+        ));
+        lines.push(format!(
+            "(deny network-outbound (remote unix-socket (subpath {param})))"
+        ));
+    }
+    Ok(lines)
 }

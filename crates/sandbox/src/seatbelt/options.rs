@@ -59,6 +59,10 @@ pub struct ManagedProxy {
     pub allow_local_binding: bool,
     /// Which unix sockets the command may bind and connect to.
     pub unix_sockets: UnixSocketAccess,
+    /// Sockets refused even inside a granted path (`unix_sockets` `deny` entries; absolute
+    /// paths, each a `UNIX_SOCKET_DENY_PATH_<n>` parameter). Written only when some socket
+    /// access is granted: otherwise nothing is reachable anyway.
+    pub denied_unix_sockets: Vec<PathBuf>,
 }
 
 /// Unix-domain socket access granted by the network configuration (reference §5).

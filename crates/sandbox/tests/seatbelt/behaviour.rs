@@ -366,3 +366,85 @@ fn non_utf8_paths_are_refused_rather_than_mangled() {
         Err(SeatbeltError::NonUtf8Path { path: odd })
     );
 }
+
+fn managed_network(toml: &str) -> airlock_permissions::network::ManagedNetwork {
+    crate::fixtures::configured_with_network(
+        &format!(
+            "[permissions.m]\nextends = \":workspace\"\n[permissions.m.network]\nenabled = true\n{toml}"
+        ),
+        "m",
+    )
+    .1
+    .expect("managed network")
+}
+
+#[test]
+fn a_managed_network_maps_to_its_endpoints_local_binding_and_sockets() {
+    let network = managed_network(
+        "allow_local_binding = true\n[permissions.m.network.domains]\n\"a.test\" = \"allow\"\n\
+         [permissions.m.network.unix_sockets]\n\"/run/a.sock\" = \"allow\"\n\"/run/b.sock\" = \"deny\"\n",
+    );
+    let endpoints = airlock_sandbox::ProxyEndpoints {
+        http: "127.0.0.1:41001".parse().unwrap(),
+        socks: "127.0.0.1:41002".parse().unwrap(),
+    };
+    let proxy = ManagedProxy::for_managed_network(&network, Some(&endpoints));
+    assert_eq!(
+        proxy.env.get("HTTPS_PROXY").map(String::as_str),
+        Some("http://127.0.0.1:41001")
+    );
+    assert_eq!(
+        proxy.env.get("ALL_PROXY").map(String::as_str),
+        Some("socks5h://127.0.0.1:41002")
+    );
+    assert!(!proxy.env.contains_key("GIT_SSH_COMMAND"));
+    assert!(proxy.allow_local_binding);
+    assert_eq!(
+        proxy.unix_sockets,
+        UnixSocketAccess::Paths(vec![PathBuf::from("/run/a.sock")])
+    );
+    assert_eq!(
+        proxy.denied_unix_sockets,
+        vec![PathBuf::from("/run/b.sock")]
+    );
+    let text = build(
+        &FileSystemSandboxPolicy::restricted(vec![root_read()]),
+        NetworkSandboxPolicy::Enabled,
+        Path::new(CWD),
+        &options().with_managed_network(Some(&network), Some(&endpoints)),
+    )
+    .policy()
+    .to_owned();
+    assert!(text.contains("(allow network-outbound (remote ip \"localhost:41001\"))\n"));
+    assert!(text.contains("(allow network-outbound (remote ip \"localhost:41002\"))\n"));
+    assert!(
+        !text.contains("*:53"),
+        "no direct DNS to any host (spec 12: only the proxy's loopback ports)"
+    );
+    assert!(!text.contains("(allow network-outbound)\n"));
+}
+
+#[test]
+fn without_a_managed_network_the_options_are_unchanged_and_denials_need_a_grant() {
+    assert_eq!(options().with_managed_network(None, None), options());
+    let network = managed_network(
+        "[permissions.m.network.domains]\n\"a.test\" = \"allow\"\n\
+         [permissions.m.network.unix_sockets]\n\"/run/b.sock\" = \"deny\"\n",
+    );
+    let options = options().with_managed_network(Some(&network), None);
+    assert!(options.enforce_managed_network);
+    let text = build(
+        &FileSystemSandboxPolicy::restricted(vec![root_read()]),
+        NetworkSandboxPolicy::Enabled,
+        Path::new(CWD),
+        &options,
+    )
+    .policy()
+    .to_owned();
+    assert!(!text.contains("(remote ip"), "no endpoint, no IP network");
+    assert!(
+        !text.contains("AF_UNIX"),
+        "nothing granted: no socket rules"
+    );
+    assert!(!text.contains("UNIX_SOCKET_DENY_PATH"));
+}

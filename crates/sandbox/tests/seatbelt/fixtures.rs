@@ -62,6 +62,7 @@ pub fn proxy_options() -> SeatbeltOptions {
             unix_sockets: UnixSocketAccess::Paths(vec![PathBuf::from(
                 "/Users/airlock/.airlock/agent.sock",
             )]),
+            denied_unix_sockets: Vec::new(),
         }),
         ..options()
     }
@@ -82,6 +83,17 @@ pub fn built_in(id: &str) -> PermissionProfile {
 
 /// Profile `id` of a config text, selected and materialised against [`CWD`] like a real run.
 pub fn configured(config: &str, id: &str) -> PermissionProfile {
+    configured_with_network(config, id).0
+}
+
+/// [`configured`], with the profile's managed network (spec 12), if it has one.
+pub fn configured_with_network(
+    config: &str,
+    id: &str,
+) -> (
+    PermissionProfile,
+    Option<airlock_permissions::network::ManagedNetwork>,
+) {
     let env = ConfigEnv {
         airlock_home: PathBuf::from("/Users/airlock/.airlock"),
         home: Some(PathBuf::from(HOME)),
@@ -92,9 +104,12 @@ pub fn configured(config: &str, id: &str) -> PermissionProfile {
         &env,
     )
     .expect("config parses");
-    select_permission_profile(&config, Some(id), Path::new(CWD))
-        .expect("profile compiles")
-        .materialized()
+    let selected =
+        select_permission_profile(&config, Some(id), Path::new(CWD)).expect("profile compiles");
+    (
+        selected.materialized(),
+        selected.compiled.managed_network.clone(),
+    )
 }
 
 /// The Seatbelt command of `profile` with `options`, network overridden when asked.

@@ -13,6 +13,7 @@ use crate::check::check_command;
 use crate::fixtures::built_in;
 use crate::fixtures::command;
 use crate::fixtures::configured;
+use crate::fixtures::configured_with_network;
 use crate::fixtures::generate;
 use crate::fixtures::options;
 use crate::fixtures::proxy_options;
@@ -140,4 +141,43 @@ extends = ":workspace"
 fn custom_managed_proxy() {
     let generated = generate(&built_in(":workspace"), None, &proxy_options());
     assert_golden("custom_proxy", &generated);
+}
+
+/// A `:workspace` profile with a managed network (spec 12): hosts, a socket directory
+/// granted with one socket inside it refused, and a socket outside it refused.
+const MANAGED_NETWORK: &str = r#"
+[permissions.managed]
+extends = ":workspace"
+[permissions.managed.network]
+enabled = true
+[permissions.managed.network.domains]
+"github.com" = "allow"
+[permissions.managed.network.unix_sockets]
+"/Users/airlock/.colima/default" = "allow"
+"/Users/airlock/.colima/default/private.sock" = "deny"
+"/Users/airlock/other.sock" = "deny"
+"#;
+
+/// Custom 5: a managed network without a reachable proxy endpoint (what macOS launches get
+/// today): no IP network at all, only the granted sockets.
+#[test]
+fn managed_network_without_endpoints() {
+    let (profile, network) = configured_with_network(MANAGED_NETWORK, "managed");
+    let options = options().with_managed_network(network.as_ref(), None);
+    assert_golden(
+        "managed_network_closed",
+        &generate(&profile, None, &options),
+    );
+}
+
+/// Custom 6: the same behind proxy endpoints on loopback: their two ports only.
+#[test]
+fn managed_network_with_endpoints() {
+    let (profile, network) = configured_with_network(MANAGED_NETWORK, "managed");
+    let endpoints = airlock_sandbox::ProxyEndpoints {
+        http: "127.0.0.1:41001".parse().unwrap(),
+        socks: "127.0.0.1:41002".parse().unwrap(),
+    };
+    let options = options().with_managed_network(network.as_ref(), Some(&endpoints));
+    assert_golden("managed_network_proxy", &generate(&profile, None, &options));
 }
