@@ -38,6 +38,11 @@ impl Env {
             .args(args)
             .env("AIRLOCK_HOME", self.home.path())
             .env_remove("RUST_BACKTRACE")
+            // The host's own git configuration (a CI's credential helper in /tmp) would
+            // rightly keep allow-listed git in the sandbox; these tests judge the rules.
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env("GIT_CONFIG_SYSTEM", "/dev/null")
+            .env_remove("XDG_CONFIG_HOME")
             .output()
             .unwrap()
     }

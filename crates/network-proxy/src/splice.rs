@@ -116,6 +116,8 @@ async fn pump(from: Endpoint<'_>, to: Endpoint<'_>) -> io::Result<()> {
 
 #[cfg(all(test, target_os = "linux"))]
 mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+
     use super::*;
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
