@@ -337,14 +337,16 @@ pub async fn serve_connection<R: AsyncRead + Unpin>(
             drop(permit);
         });
     }
-    // Teardown: nobody can answer any more.
+    // Teardown: nobody can answer any more. The calls still in flight are counted
+    // before anything is withdrawn: an approval that is closed below resolves its call
+    // at once, and counting afterwards made the number depend on that race.
+    while tasks.try_join_next().is_some() {}
+    let running = tasks.len();
     shared.pending.close();
     let threads: Vec<Arc<ThreadState>> = lock(&shared.threads).drain().map(|(_, t)| t).collect();
     for thread in &threads {
         thread.abort();
     }
-    while tasks.try_join_next().is_some() {}
-    let running = tasks.len();
     tasks.abort_all();
     while tasks.join_next().await.is_some() {}
     // One line on stderr (the server's log, spec 10): what the disconnect aborted.
