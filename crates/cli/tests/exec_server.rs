@@ -681,3 +681,59 @@ fn closing_the_connection_during_starts_leaves_no_process() {
         );
     });
 }
+
+/// `VmHWM` (peak resident set) of `pid`, in KiB.
+fn peak_rss_kib(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap()
+}
+
+#[test]
+fn a_gigabyte_of_output_keeps_the_server_memory_bounded() {
+    runtime().block_on(async {
+        let d = dirs();
+        let mut c = Client::connect(Transport::Stdio, &d.home).await;
+        let pid = c.server_pid();
+        let before = peak_rss_kib(pid);
+        let ctx = context(profile(":read-only"), &d.ws);
+        let a = start(
+            &mut c,
+            "big",
+            &["head", "-c", "1073741824", "/dev/zero"],
+            &d.ws,
+            json!({"sandbox": ctx}),
+        )
+        .await;
+        assert!(a.get("result").is_some(), "{a}");
+        let (encoded, exited) = c
+            .drain_raw("big", std::time::Duration::from_secs(600))
+            .await;
+        assert_eq!(exited["exitCode"], 0, "{exited}");
+        // Every byte was streamed (base64: 4/3 of the bytes, plus the JSON around each chunk).
+        assert!(
+            encoded > (1_u64 << 30) * 4 / 3,
+            "only {encoded} bytes of notifications"
+        );
+        let peak = peak_rss_kib(pid);
+        eprintln!("server VmHWM: {before} KiB at start, {peak} KiB after 1 GiB of output");
+        assert!(
+            peak < 200 * 1024,
+            "the server's peak RSS reached {peak} KiB"
+        );
+        // What `process/read` no longer retains is reported, with the seqs it covers.
+        let r = c
+            .request(
+                "process/read",
+                json!({"processId": "big", "afterSeq": 0, "maxBytes": 1}),
+            )
+            .await;
+        let dropped = r["result"]["droppedChunks"].as_u64().unwrap_or(0);
+        assert!(dropped > 0, "{r}");
+        assert_eq!(r["result"]["chunks"][0]["seq"], dropped + 1, "{r}");
+        c.close().await;
+    });
+}
