@@ -259,6 +259,13 @@ pub struct ToolShellResponse {
     pub stdout: String,
     /// Captured stderr (first MiB).
     pub stderr: String,
+    /// Bytes of stdout past the first MiB, not in `stdout` (they were streamed as output
+    /// deltas); absent when nothing was cut.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub stdout_truncated_bytes: u64,
+    /// As `stdoutTruncatedBytes`, for stderr.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub stderr_truncated_bytes: u64,
     /// The sandbox of the last attempt (`none` when nothing ran).
     pub sandbox_type: String,
     /// The decision trace.
@@ -355,4 +362,8 @@ pub struct CommandExecResponse {
     pub stdout: String,
     /// Captured stderr.
     pub stderr: String,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }

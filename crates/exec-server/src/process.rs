@@ -250,6 +250,7 @@ impl Managed {
             exit_code,
             stdout: String::from_utf8_lossy(&state.stdout_scan).into_owned(),
             stderr,
+            ..ExecOutput::default()
         };
         let denied = setup_failure.is_none() && is_likely_sandbox_denied(sandbox, &output);
         state.exit_code = Some(exit_code);
