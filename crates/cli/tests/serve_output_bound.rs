@@ -1,6 +1,7 @@
-//! `airlock serve` (spec 10) with a command printing far more than it keeps (red-team F8): the
-//! output is streamed as deltas at the pace the client reads, the result keeps the first MiB
-//! and says how much was cut, and the server's peak memory stays bounded.
+//! `airlock serve` (spec 10) with a command printing far more than it keeps (red-team F8): a
+//! `tool/shell` call's output is streamed as deltas at the pace the client reads, a
+//! `command/exec` result and a `tool/shell` one keep the first MiB and say how much was cut,
+//! and the server's peak memory stays bounded.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -124,6 +125,74 @@ fn a_gigabyte_of_output_keeps_the_app_server_memory_bounded() {
         "{result:.200}"
     );
     assert!(result.get("stderrTruncatedBytes").is_none());
+    assert!(
+        peak < PEAK_BOUND_KIB,
+        "the server's peak RSS reached {peak} KiB"
+    );
+}
+
+#[test]
+fn command_exec_keeps_the_first_mebibyte_of_a_gigabyte() {
+    let root = tempfile::Builder::new()
+        .prefix("airlock-serve-exec-big-")
+        .tempdir_in(env!("CARGO_TARGET_TMPDIR"))
+        .unwrap();
+    let home = root.path().join("home");
+    let ws = root.path().join("ws");
+    std::fs::create_dir_all(&home).unwrap();
+    std::fs::create_dir_all(&ws).unwrap();
+    let mut serve = Command::new(env!("CARGO_BIN_EXE_airlock"))
+        .env_remove("LD_LIBRARY_PATH") // cargo's; writable in a /tmp checkout
+        .arg("serve")
+        .current_dir(&ws)
+        .env("AIRLOCK_HOME", &home)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let pid = serve.id();
+    let mut input = serve.stdin.take().unwrap();
+    let output = std::io::BufReader::new(serve.stdout.take().unwrap());
+    let (lines_tx, lines) = mpsc::channel::<Value>();
+    std::thread::spawn(move || {
+        for line in output.lines() {
+            let Ok(line) = line else { break };
+            if lines_tx.send(serde_json::from_str(&line).unwrap()).is_err() {
+                break;
+            }
+        }
+    });
+    let mut call = |id: i64, method: &str, params: Value| -> Value {
+        let message = json!({"id": id, "method": method, "params": params});
+        writeln!(input, "{message}").unwrap();
+        input.flush().unwrap();
+        loop {
+            let value = lines.recv_timeout(BOUND).expect("no answer in time");
+            if value.get("id") == Some(&json!(id)) && value.get("method").is_none() {
+                return value;
+            }
+        }
+    };
+    call(
+        1,
+        "initialize",
+        json!({"clientInfo": {"name": "t", "version": "1"}}),
+    );
+    let ran = call(
+        2,
+        "command/exec",
+        json!({"command": ["head", "-c", PRINTED.to_string(), "/dev/zero"],
+            "permissionProfile": ":read-only"}),
+    );
+    let peak = peak_rss_kib(pid);
+    eprintln!("serve VmHWM after command/exec of 1 GiB: {peak} KiB");
+    let _ = serve.kill();
+    let _ = serve.wait();
+    let result = &ran["result"];
+    assert_eq!(result["exitCode"], 0, "{ran:.300}");
+    assert_eq!(result["stdout"].as_str().unwrap().len(), 1 << 20);
+    assert_eq!(result["stdoutTruncatedBytes"], PRINTED - (1 << 20));
     assert!(
         peak < PEAK_BOUND_KIB,
         "the server's peak RSS reached {peak} KiB"
