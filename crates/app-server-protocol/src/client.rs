@@ -259,6 +259,13 @@ pub struct ToolShellResponse {
     pub stdout: String,
     /// Captured stderr (first MiB).
     pub stderr: String,
+    /// Bytes of stdout past the first MiB, not in `stdout` (they were streamed as output
+    /// deltas); absent when nothing was cut.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub stdout_truncated_bytes: u64,
+    /// As `stdoutTruncatedBytes`, for stderr.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub stderr_truncated_bytes: u64,
     /// The sandbox of the last attempt (`none` when nothing ran).
     pub sandbox_type: String,
     /// The decision trace.
@@ -351,8 +358,18 @@ pub struct CommandExecParams {
 pub struct CommandExecResponse {
     /// The exit code (`128 + N` for signal N).
     pub exit_code: i32,
-    /// Captured stdout.
+    /// Captured stdout (first MiB, as Codex's default `outputBytesCap`).
     pub stdout: String,
-    /// Captured stderr.
+    /// Captured stderr (first MiB).
     pub stderr: String,
+    /// Bytes of stdout past the first MiB, read and dropped; absent when nothing was cut.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub stdout_truncated_bytes: u64,
+    /// As `stdoutTruncatedBytes`, for stderr.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub stderr_truncated_bytes: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }

@@ -28,6 +28,10 @@ use crate::patch_call::patch_response;
 use crate::summary;
 use crate::threads::ThreadState;
 
+/// Messages the connection's writer may have queued before an output delta waits for it
+/// (a command printing faster than the client reads is slowed down by its full pipe).
+const OUTPUT_QUEUE: usize = 64;
+
 /// Checks what the core cannot express, so nothing is silently ignored.
 ///
 /// # Errors
@@ -113,7 +117,8 @@ pub async fn run(
         item(CommandExecutionStatus::InProgress, None, None),
     );
     let started = Instant::now();
-    let (chunks_tx, mut chunks) = tokio::sync::mpsc::unbounded_channel::<OutputChunk>();
+    let (chunks_tx, mut chunks) =
+        tokio::sync::mpsc::channel::<OutputChunk>(airlock_core::OUTPUT_SINK_CHUNKS);
     let call = ShellCall {
         call_id: params.call_id.clone(),
         command: params.command.clone(),
@@ -177,6 +182,8 @@ pub async fn run(
                 },
                 delta: String::from_utf8_lossy(&chunk.bytes).into_owned(),
             };
+            // Only as fast as the client takes them (red-team F8: output never piles up).
+            sink.wait_room(OUTPUT_QUEUE).await;
             sink.send(Message::notification(
                 methods::OUTPUT_DELTA,
                 serde_json::to_value(note).ok(),

@@ -103,11 +103,19 @@ pub fn shell_response(outcome: &ShellCallOutcome) -> ToolShellResponse {
             Some(error.to_string()),
         ),
     };
+    let truncated = match &outcome.result {
+        Ok(output) | Err(ToolError::SandboxDenied { output, .. }) => {
+            (output.stdout_dropped_bytes, output.stderr_dropped_bytes)
+        }
+        Err(_) => (0, 0),
+    };
     ToolShellResponse {
         status,
         exit_code,
         stdout,
         stderr,
+        stdout_truncated_bytes: truncated.0,
+        stderr_truncated_bytes: truncated.1,
         sandbox_type,
         decision: decision(trace),
         attempts: attempts(trace),
@@ -123,6 +131,8 @@ pub fn not_run(status: ToolCallStatus, reason: impl Into<String>) -> ToolShellRe
         exit_code: None,
         stdout: String::new(),
         stderr: String::new(),
+        stdout_truncated_bytes: 0,
+        stderr_truncated_bytes: 0,
         sandbox_type: "none".to_owned(),
         decision: DecisionSummary {
             requirement: "none".to_owned(),

@@ -52,6 +52,7 @@ fn denied(out: &Output) -> bool {
         exit_code: out.status.code().unwrap_or(1),
         stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
         stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        ..ExecOutput::default()
     };
     is_likely_sandbox_denied(SandboxType::LinuxSeccomp, &output)
 }

@@ -49,7 +49,9 @@ pub use orchestrator::{
     OrchestratorOutcome, SandboxAttempt, SandboxSettings, ToolCallContext, ToolEnvironment,
     ToolError, ToolOrchestrator,
 };
-pub use process::{OutputChunk, OutputMode, OutputStreamKind, with_output_sink};
+pub use process::{
+    OUTPUT_SINK_CHUNKS, OutputChunk, OutputMode, OutputStreamKind, with_output_sink,
+};
 pub use session::{
     PatchCall, PatchCallOutcome, PatchResult, Session, SessionOptions, ShellCall, ShellCallOutcome,
     ShellToolOutcome,

@@ -49,14 +49,20 @@ pub struct OutputChunk {
 }
 
 tokio::task_local! {
-    static OUTPUT_SINK: tokio::sync::mpsc::UnboundedSender<OutputChunk>;
+    static OUTPUT_SINK: tokio::sync::mpsc::Sender<OutputChunk>;
 }
+
+/// Room of an output sink that keeps a command's output bounded in memory: 16 chunks of at
+/// most 8 KiB each.
+pub const OUTPUT_SINK_CHUNKS: usize = 16;
 
 /// Runs `future` with `sink` receiving every chunk of output of the children it spawns (in
 /// the same task), besides the capture. A task-local so the tool runtimes need no extra
-/// parameter; a closed sink is ignored (the capture goes on).
+/// parameter; a closed sink is ignored (the capture goes on). The sink is bounded (see
+/// [`OUTPUT_SINK_CHUNKS`]): a full one makes reading wait, so a command printing faster than
+/// the client takes its output is slowed down by its full pipe instead of filling memory.
 pub async fn with_output_sink<F: std::future::Future>(
-    sink: tokio::sync::mpsc::UnboundedSender<OutputChunk>,
+    sink: tokio::sync::mpsc::Sender<OutputChunk>,
     future: F,
 ) -> F::Output {
     OUTPUT_SINK.scope(sink, future).await
@@ -64,12 +70,14 @@ pub async fn with_output_sink<F: std::future::Future>(
 
 /// Hands `bytes` to the output sink of the current task, if any (a remote run's output
 /// reaches live clients the same way a local child's does).
-pub(crate) fn forward_output_chunk(stream: OutputStreamKind, bytes: &[u8]) {
+pub(crate) async fn forward_output_chunk(stream: OutputStreamKind, bytes: &[u8]) {
     if let Ok(sink) = OUTPUT_SINK.try_with(Clone::clone) {
-        let _ = sink.send(OutputChunk {
-            stream,
-            bytes: bytes.to_vec(),
-        });
+        let _ = sink
+            .send(OutputChunk {
+                stream,
+                bytes: bytes.to_vec(),
+            })
+            .await;
     }
 }
 
@@ -239,10 +247,14 @@ async fn spawn(
     #[cfg(unix)]
     group.disarm();
     let status = status.map_err(ExecError::Wait)?;
+    let (stdout, stdout_dropped_bytes) = stdout.map_err(ExecError::Wait)?;
+    let (stderr, stderr_dropped_bytes) = stderr.map_err(ExecError::Wait)?;
     let mut output = ExecOutput {
         exit_code: exit_code(status),
-        stdout: stdout.map_err(ExecError::Wait)?,
-        stderr: stderr.map_err(ExecError::Wait)?,
+        stdout,
+        stderr,
+        stdout_dropped_bytes,
+        stderr_dropped_bytes,
     };
     #[cfg(target_os = "linux")]
     if let Some(pipe) = status_pipe {
@@ -291,23 +303,24 @@ impl Drop for GroupKill {
 #[cfg(target_os = "linux")]
 const COMMAND_NOT_EXECUTABLE: i32 = 127;
 
-/// Reads `stream` to its end, keeping the first [`MAX_CAPTURED_BYTES`] and copying everything
-/// to `copy` when given. A copy target that fails is dropped and the capture goes on, except
+/// Reads `stream` to its end, keeping the first [`MAX_CAPTURED_BYTES`] (and counting the bytes
+/// past them, the second value) and copying everything to `copy` when given. A copy target that fails is dropped and the capture goes on, except
 /// a broken pipe (`airlock exec -- yes | head -1`): then reading stops and `stream` is closed,
 /// so the command gets SIGPIPE on its next write, as it would writing to that pipe itself.
 async fn collect<R, W>(
     stream: Option<R>,
     mut copy: Option<W>,
     kind: OutputStreamKind,
-) -> std::io::Result<String>
+) -> std::io::Result<(String, u64)>
 where
     R: AsyncRead + Unpin,
     W: AsyncWrite + Unpin,
 {
     let Some(mut stream) = stream else {
-        return Ok(String::new());
+        return Ok((String::new(), 0));
     };
     let mut kept = Vec::new();
+    let mut dropped = 0_u64;
     let mut buffer = vec![0_u8; 8192];
     let sink = OUTPUT_SINK.try_with(Clone::clone).ok();
     loop {
@@ -324,23 +337,32 @@ where
             match copied.await {
                 Ok(()) => {}
                 Err(error) if error.kind() == std::io::ErrorKind::BrokenPipe => {
-                    let room = MAX_CAPTURED_BYTES.saturating_sub(kept.len());
-                    kept.extend_from_slice(chunk.get(..room.min(chunk.len())).unwrap_or_default());
+                    dropped += keep_head(&mut kept, chunk);
                     break;
                 }
                 Err(_) => copy = None,
             }
         }
         if let Some(sink) = &sink {
-            let _ = sink.send(OutputChunk {
-                stream: kind,
-                bytes: chunk.to_vec(),
-            });
+            let _ = sink
+                .send(OutputChunk {
+                    stream: kind,
+                    bytes: chunk.to_vec(),
+                })
+                .await;
         }
-        let room = MAX_CAPTURED_BYTES.saturating_sub(kept.len());
-        kept.extend_from_slice(chunk.get(..room.min(chunk.len())).unwrap_or_default());
+        dropped += keep_head(&mut kept, chunk);
     }
-    Ok(String::from_utf8_lossy(&kept).into_owned())
+    Ok((String::from_utf8_lossy(&kept).into_owned(), dropped))
+}
+
+/// Appends what fits of `chunk` under [`MAX_CAPTURED_BYTES`] to `kept`; the bytes that did not.
+pub(crate) fn keep_head(kept: &mut Vec<u8>, chunk: &[u8]) -> u64 {
+    let room = MAX_CAPTURED_BYTES
+        .saturating_sub(kept.len())
+        .min(chunk.len());
+    kept.extend_from_slice(chunk.get(..room).unwrap_or_default());
+    u64::try_from(chunk.len() - room).unwrap_or(u64::MAX)
 }
 
 #[cfg(unix)]

@@ -45,7 +45,17 @@ pub(crate) struct Connection {
     options: Arc<ServerOptions>,
     sink: MessageSink,
     initialized: AtomicBool,
-    processes: Mutex<HashMap<String, Arc<Managed>>>,
+    processes: Mutex<Processes>,
+}
+
+/// The processes of a connection, and whether it has closed. One lock for both: a
+/// `process/start` still in flight when the connection drops (sandbox set-up, a slow spawn)
+/// registers after [`Connection::shutdown`] ran, sees `closed` under the same lock and kills
+/// what it started, so no process outlives its connection.
+#[derive(Debug, Default)]
+struct Processes {
+    by_id: HashMap<String, Arc<Managed>>,
+    closed: bool,
 }
 
 fn to_value<T: Serialize>(value: &T) -> Result<Value, ErrorObject> {
@@ -58,7 +68,7 @@ impl Connection {
             options,
             sink,
             initialized: AtomicBool::new(false),
-            processes: Mutex::new(HashMap::new()),
+            processes: Mutex::new(Processes::default()),
         })
     }
 
@@ -201,12 +211,13 @@ impl Connection {
 
     fn process(&self, id: &str) -> Result<Arc<Managed>, ErrorObject> {
         self.lock()
+            .by_id
             .get(id)
             .cloned()
             .ok_or_else(|| ErrorObject::invalid_request(format!("unknown process id {id}")))
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Arc<Managed>>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Processes> {
         self.processes
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
@@ -228,6 +239,9 @@ impl Connection {
                 "invalid params: tty: this executor does not support pseudo-terminals; use tty: false",
             ));
         }
+        if self.lock().closed {
+            return Err(closed_error());
+        }
         let cwd = p.cwd.0;
         let resolved = p
             .sandbox
@@ -236,7 +250,11 @@ impl Connection {
             .transpose()?;
         let launch = crate::sandbox::launch(&self.options, p.argv, &cwd, p.env, resolved.as_ref())?;
         let mut processes = self.lock();
-        if processes.contains_key(&p.process_id) {
+        if processes.closed {
+            // Closed during the set-up: nothing is started.
+            return Err(closed_error());
+        }
+        if processes.by_id.contains_key(&p.process_id) {
             return Err(ErrorObject::invalid_request(format!(
                 "process id {} is already in use on this connection",
                 p.process_id
@@ -249,19 +267,26 @@ impl Connection {
             p.pipe_stdin,
             self.sink.clone(),
         )?;
-        processes.insert(p.process_id.clone(), managed);
+        processes.by_id.insert(p.process_id.clone(), managed);
         to_value(&ProcessStartResponse {
             process_id: p.process_id,
             sandbox_type: launch.sandbox,
         })
     }
 
-    /// The connection closed: kill what it started.
+    /// The connection closed: kill what it started, and refuse what is still starting (see
+    /// [`Processes`]).
     pub(crate) fn shutdown(&self) {
-        for process in self.lock().values() {
+        let mut processes = self.lock();
+        processes.closed = true;
+        for process in processes.by_id.values() {
             process.terminate();
         }
     }
+}
+
+fn closed_error() -> ErrorObject {
+    ErrorObject::invalid_request("process/start: the connection closed; nothing was started")
 }
 
 fn next_session() -> u64 {

@@ -31,8 +31,13 @@ use tokio::io::AsyncWriteExt;
 use tokio::process::ChildStdin;
 use tokio::sync::Notify;
 
-/// Output retained per process for `process/read` (oldest dropped first): 4 MiB.
+/// Output retained per process for `process/read` (oldest dropped first, reported as
+/// `droppedChunks`): 4 MiB.
 const RETAINED_BYTES: usize = 4 << 20;
+/// Messages a connection's writer may have queued before a process's output waits for it
+/// (about 0.7 MiB of base64 chunks): a command printing faster than the client reads is
+/// slowed down by its full pipe instead of growing the server's memory (red-team F8).
+const OUTPUT_QUEUE: usize = 64;
 /// Output kept for denial detection, per stream: 64 KiB.
 const DENIAL_SCAN_BYTES: usize = 64 << 10;
 /// The longest `process/read` long-poll: 30 s.
@@ -45,6 +50,8 @@ struct State {
     last_seq: u64,
     chunks: VecDeque<(u64, StreamKind, Vec<u8>)>,
     retained: usize,
+    /// The seq of the newest output chunk dropped from `chunks` (0: none).
+    dropped_through: u64,
     stdout_scan: Vec<u8>,
     stderr_scan: Vec<u8>,
     exit_code: Option<i32>,
@@ -196,6 +203,7 @@ impl Managed {
                 break;
             }
             let chunk = buffer.get(..read).unwrap_or_default().to_vec();
+            self.sink.wait_room(OUTPUT_QUEUE).await;
             let mut state = lock(&self.state);
             let scan = match kind {
                 StreamKind::Stderr => &mut state.stderr_scan,
@@ -219,10 +227,11 @@ impl Managed {
             state.retained += chunk.len();
             state.chunks.push_back((seq, kind, chunk));
             while state.retained > RETAINED_BYTES {
-                let Some((_, _, dropped)) = state.chunks.pop_front() else {
+                let Some((seq, _, dropped)) = state.chunks.pop_front() else {
                     break;
                 };
                 state.retained -= dropped.len();
+                state.dropped_through = seq;
             }
             drop(state);
             self.changed.notify_waiters();
@@ -241,6 +250,7 @@ impl Managed {
             exit_code,
             stdout: String::from_utf8_lossy(&state.stdout_scan).into_owned(),
             stderr,
+            ..ExecOutput::default()
         };
         let denied = setup_failure.is_none() && is_likely_sandbox_denied(sandbox, &output);
         state.exit_code = Some(exit_code);
@@ -313,6 +323,9 @@ impl Managed {
                         closed: state.closed,
                         failure: state.failure.clone(),
                         sandbox_denied: state.sandbox_denied,
+                        // Output seqs run without gaps, so the dropped ones after
+                        // `after_seq` are those up to `dropped_through`.
+                        dropped_chunks: state.dropped_through.saturating_sub(after_seq),
                     };
                 }
             }

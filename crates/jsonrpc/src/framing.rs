@@ -1,6 +1,11 @@
 //! Newline-delimited framing: one JSON message per line, in both directions.
 
+use std::sync::Arc;
+use std::sync::atomic::AtomicUsize;
+use std::sync::atomic::Ordering;
+
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
+use tokio::sync::Notify;
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
@@ -105,15 +110,33 @@ pub struct WireStyle {
 
 /// A cloneable handle that queues messages for the writer task of [`spawn_writer`]. Messages
 /// from one handle are written in the order sent; each is one line.
+///
+/// The queue itself is unbounded (an answer is never refused), but it counts what is queued,
+/// so a producer of bulk output (a command's stdout) can wait with [`MessageSink::wait_room`]
+/// until the writer has caught up instead of piling the whole output up in memory.
 #[derive(Clone, Debug)]
 pub struct MessageSink {
     tx: mpsc::UnboundedSender<Message>,
+    backlog: Arc<Backlog>,
+}
+
+/// Messages queued and not yet taken by the receiver, and the wake-up of those waiting for
+/// room.
+#[derive(Debug, Default)]
+struct Backlog {
+    queued: AtomicUsize,
+    taken: Notify,
 }
 
 impl MessageSink {
     /// Queues `message`. Returns `false` when the writer is gone (the peer disconnected).
     pub fn send(&self, message: Message) -> bool {
-        self.tx.send(message).is_ok()
+        self.backlog.queued.fetch_add(1, Ordering::SeqCst);
+        if self.tx.send(message).is_ok() {
+            return true;
+        }
+        self.backlog.queued.fetch_sub(1, Ordering::SeqCst);
+        false
     }
 
     /// Whether the writer task has stopped.
@@ -121,10 +144,73 @@ impl MessageSink {
         self.tx.is_closed()
     }
 
+    /// The number of messages queued and not yet taken by the writer.
+    pub fn queued(&self) -> usize {
+        self.backlog.queued.load(Ordering::SeqCst)
+    }
+
+    /// Waits until fewer than `limit` messages are queued, or the writer is gone (then a
+    /// send is dropped anyway, so nobody waits for a peer that left).
+    pub async fn wait_room(&self, limit: usize) {
+        loop {
+            let taken = self.backlog.taken.notified();
+            tokio::pin!(taken);
+            taken.as_mut().enable();
+            if self.queued() < limit || self.tx.is_closed() {
+                return;
+            }
+            tokio::select! {
+                () = taken => {}
+                () = self.tx.closed() => return,
+            }
+        }
+    }
+
     /// A sink whose messages arrive on the returned receiver (for tests and in-process peers).
-    pub fn channel() -> (MessageSink, mpsc::UnboundedReceiver<Message>) {
+    pub fn channel() -> (MessageSink, MessageReceiver) {
         let (tx, rx) = mpsc::unbounded_channel();
-        (MessageSink { tx }, rx)
+        let backlog = Arc::new(Backlog::default());
+        (
+            MessageSink {
+                tx,
+                backlog: Arc::clone(&backlog),
+            },
+            MessageReceiver { rx, backlog },
+        )
+    }
+}
+
+/// The receiving end of [`MessageSink::channel`]: taking a message makes room for the
+/// senders waiting in [`MessageSink::wait_room`].
+#[derive(Debug)]
+pub struct MessageReceiver {
+    rx: mpsc::UnboundedReceiver<Message>,
+    backlog: Arc<Backlog>,
+}
+
+impl MessageReceiver {
+    /// The next message; `None` once every sink is dropped.
+    pub async fn recv(&mut self) -> Option<Message> {
+        let message = self.rx.recv().await;
+        self.took(message.is_some());
+        message
+    }
+
+    /// The next message if one is queued.
+    ///
+    /// # Errors
+    /// As [`mpsc::UnboundedReceiver::try_recv`]: empty, or every sink dropped.
+    pub fn try_recv(&mut self) -> Result<Message, mpsc::error::TryRecvError> {
+        let message = self.rx.try_recv();
+        self.took(message.is_ok());
+        message
+    }
+
+    fn took(&self, one: bool) {
+        if one {
+            self.backlog.queued.fetch_sub(1, Ordering::SeqCst);
+            self.backlog.taken.notify_waiters();
+        }
     }
 }
 

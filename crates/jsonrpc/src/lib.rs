@@ -25,7 +25,8 @@ mod params;
 mod pending;
 
 pub use framing::{
-    DEFAULT_MAX_LINE_BYTES, Frame, LineReader, MessageSink, WireStyle, spawn_writer,
+    DEFAULT_MAX_LINE_BYTES, Frame, LineReader, MessageReceiver, MessageSink, WireStyle,
+    spawn_writer,
 };
 pub use message::{
     ErrorObject, ErrorResponse, INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND,

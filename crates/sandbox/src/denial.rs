@@ -11,6 +11,11 @@ pub struct ExecOutput {
     pub stdout: String,
     /// Captured stderr (possibly truncated).
     pub stderr: String,
+    /// Bytes of stdout past the capture's limit, not kept in `stdout` (still streamed to a
+    /// live client); 0 when nothing was cut.
+    pub stdout_dropped_bytes: u64,
+    /// As `stdout_dropped_bytes`, for stderr.
+    pub stderr_dropped_bytes: u64,
 }
 
 /// Output fragments that point at the sandbox (matched case-insensitively).
@@ -60,6 +65,7 @@ mod tests {
             exit_code,
             stdout: String::new(),
             stderr: stderr.into(),
+            ..ExecOutput::default()
         }
     }
 
@@ -95,6 +101,7 @@ mod tests {
             exit_code: 1,
             stdout: "Permission denied".into(),
             stderr: String::new(),
+            ..ExecOutput::default()
         };
         assert!(is_likely_sandbox_denied(L, &in_stdout));
     }

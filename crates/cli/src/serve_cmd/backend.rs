@@ -192,11 +192,18 @@ impl Backend for CliBackend {
                 .stdout(std::process::Stdio::piped())
                 .stderr(std::process::Stdio::piped())
                 .kill_on_drop(true);
-            let child = command
+            let mut child = command
                 .spawn()
                 .map_err(|e| format!("cannot start the sandbox: {e}"))?;
-            let waited = child.wait_with_output();
-            let output = match params.timeout_ms {
+            let (stdout, stderr) = (child.stdout.take(), child.stderr.take());
+            // Both streams are read to their end but only their first MiB is kept (red-team
+            // F8: a command printing gigabytes never fills this server's memory).
+            let waited = async {
+                let (status, stdout, stderr) =
+                    tokio::join!(child.wait(), read_capped(stdout), read_capped(stderr));
+                Ok::<_, std::io::Error>((status?, stdout?, stderr?))
+            };
+            let (status, stdout, stderr) = match params.timeout_ms {
                 Some(ms) => tokio::time::timeout(Duration::from_millis(ms), waited)
                     .await
                     .map_err(|_| format!("timed out after {ms} ms; the command was killed"))?,
@@ -204,11 +211,38 @@ impl Backend for CliBackend {
             }
             .map_err(|e| format!("waiting for the command failed: {e}"))?;
             Ok(CommandExecResponse {
-                exit_code: exit_code(output.status),
-                stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
-                stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+                exit_code: exit_code(status),
+                stdout: String::from_utf8_lossy(&stdout.0).into_owned(),
+                stderr: String::from_utf8_lossy(&stderr.0).into_owned(),
+                stdout_truncated_bytes: stdout.1,
+                stderr_truncated_bytes: stderr.1,
             })
         })
+    }
+}
+
+/// Reads `stream` to its end; keeps its first [`airlock_core::process::MAX_CAPTURED_BYTES`] and counts
+/// the bytes past them.
+async fn read_capped<R: tokio::io::AsyncRead + Unpin>(
+    stream: Option<R>,
+) -> std::io::Result<(Vec<u8>, u64)> {
+    use tokio::io::AsyncReadExt as _;
+    let (mut kept, mut dropped) = (Vec::new(), 0_u64);
+    let Some(mut stream) = stream else {
+        return Ok((kept, dropped));
+    };
+    let mut buffer = vec![0_u8; 8192];
+    loop {
+        let read = stream.read(&mut buffer).await?;
+        if read == 0 {
+            return Ok((kept, dropped));
+        }
+        let chunk = buffer.get(..read).unwrap_or_default();
+        let room = airlock_core::process::MAX_CAPTURED_BYTES
+            .saturating_sub(kept.len())
+            .min(read);
+        kept.extend_from_slice(chunk.get(..room).unwrap_or_default());
+        dropped += u64::try_from(read - room).unwrap_or(u64::MAX);
     }
 }
 

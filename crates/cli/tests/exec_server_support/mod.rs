@@ -244,6 +244,41 @@ impl Client {
         }
     }
 
+    /// The server's pid.
+    pub fn server_pid(&self) -> u32 {
+        self.server.id().unwrap()
+    }
+
+    /// Reads messages up to the `process/closed` of `process_id` without decoding the output
+    /// notifications (for bulk output); returns the output bytes notified (base64 length)
+    /// and the `process/exited` params. Other messages are dropped. Bounded by `bound`.
+    pub async fn drain_raw(&mut self, process_id: &str, bound: Duration) -> (u64, Value) {
+        let Wire::Lines { read, .. } = &mut self.wire else {
+            panic!("drain_raw reads line transports only");
+        };
+        let quoted = format!("\"processId\":\"{process_id}\"");
+        tokio::time::timeout(bound, async {
+            let mut encoded = 0_u64;
+            let mut exited = Value::Null;
+            loop {
+                let line = read.next_line().await.unwrap().expect("the server closed");
+                if !line.contains(&quoted) {
+                    continue;
+                }
+                if line.contains("\"process/output\"") {
+                    encoded += line.len() as u64;
+                } else if line.contains("\"process/exited\"") {
+                    let value: Value = serde_json::from_str(&line).unwrap();
+                    exited = value["params"].clone();
+                } else if line.contains("\"process/closed\"") {
+                    return (encoded, exited);
+                }
+            }
+        })
+        .await
+        .expect("the output did not end in time")
+    }
+
     /// Drops only the connection; the server keeps running (returned).
     pub fn drop_connection(self) -> tokio::process::Child {
         let Self { wire, server, .. } = self;

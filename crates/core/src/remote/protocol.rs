@@ -316,6 +316,16 @@ pub struct ProcessReadResponse {
     pub failure: Option<String>,
     /// Denial detection on the exit.
     pub sandbox_denied: bool,
+    /// Output chunks after `afterSeq` that are no longer retained: the server keeps the
+    /// newest 4 MiB of a process's output for `process/read` and drops the oldest first
+    /// (every chunk was still sent as a `process/output` notification). Their seqs are the
+    /// gap before the first returned chunk; absent when nothing was dropped.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub dropped_chunks: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// `process/write` params.

@@ -24,10 +24,10 @@ use crate::orchestrator::DenialEvidence;
 use crate::orchestrator::ExecError;
 use crate::orchestrator::SandboxAttempt;
 use crate::orchestrator::ToolError;
-use crate::process::MAX_CAPTURED_BYTES;
 use crate::process::OutputMode;
 use crate::process::OutputStreamKind;
 use crate::process::forward_output_chunk;
+use crate::process::keep_head;
 use crate::shell_runtime::ShellRequest;
 
 static NEXT_PROCESS: AtomicU64 = AtomicU64::new(1);
@@ -104,6 +104,7 @@ pub async fn run_remote(
     };
     let mut stdout = Vec::new();
     let mut stderr = Vec::new();
+    let (mut stdout_dropped, mut stderr_dropped) = (0_u64, 0_u64);
     let mut exited: Option<ProcessExited> = None;
     let engine = base64::engine::general_purpose::STANDARD;
     loop {
@@ -120,9 +121,13 @@ pub async fn run_remote(
                     continue;
                 };
                 let bytes = engine.decode(output.chunk.as_bytes()).unwrap_or_default();
-                let (kept, kind) = match output.stream {
-                    StreamKind::Stderr => (&mut stderr, OutputStreamKind::Stderr),
-                    StreamKind::Stdout | StreamKind::Pty => (&mut stdout, OutputStreamKind::Stdout),
+                let (kept, dropped, kind) = match output.stream {
+                    StreamKind::Stderr => {
+                        (&mut stderr, &mut stderr_dropped, OutputStreamKind::Stderr)
+                    }
+                    StreamKind::Stdout | StreamKind::Pty => {
+                        (&mut stdout, &mut stdout_dropped, OutputStreamKind::Stdout)
+                    }
                 };
                 if mode == OutputMode::Tee {
                     // A failing terminal does not stop the capture.
@@ -131,9 +136,8 @@ pub async fn run_remote(
                         OutputStreamKind::Stderr => tee(tokio::io::stderr(), &bytes).await,
                     };
                 }
-                forward_output_chunk(kind, &bytes);
-                let room = MAX_CAPTURED_BYTES.saturating_sub(kept.len());
-                kept.extend_from_slice(bytes.get(..room.min(bytes.len())).unwrap_or_default());
+                forward_output_chunk(kind, &bytes).await;
+                *dropped += keep_head(kept, &bytes);
             }
             method::PROCESS_EXITED => {
                 exited = serde_json::from_value(params).ok();
@@ -159,6 +163,8 @@ pub async fn run_remote(
         exit_code: exited.exit_code,
         stdout: String::from_utf8_lossy(&stdout).into_owned(),
         stderr: String::from_utf8_lossy(&stderr).into_owned(),
+        stdout_dropped_bytes: stdout_dropped,
+        stderr_dropped_bytes: stderr_dropped,
     };
     if exited.sandbox_denied {
         // The executor inferred it from output and exit code, as a local run would.

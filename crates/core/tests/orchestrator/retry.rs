@@ -370,6 +370,7 @@ fn retry_reason_quotes_the_last_line_of_output() {
         exit_code: 1,
         stdout: "x".repeat(10),
         stderr: format!("first\n{}\n\n", "y".repeat(300)),
+        ..ExecOutput::default()
     };
     let reason = airlock_core::orchestrator::sandbox_retry_reason(&output);
     assert_eq!(

@@ -110,6 +110,7 @@ impl ToolRuntime<Req> for FakeTool {
             exit_code,
             stdout: String::new(),
             stderr: "touch: cannot touch '/elsewhere/file': Read-only file system\n".to_owned(),
+            ..ExecOutput::default()
         };
         match scripted {
             Scripted::Exit(code) => Ok(output(*code)),
