@@ -573,6 +573,73 @@ fn fifos_planted_in_repository_metadata_do_not_hang_later_launches() {
     }
 }
 
+/// Allow-listed git runs outside the sandbox pinned to the reviewed repository
+/// (`GIT_DIR`/`GIT_WORK_TREE`); what the user sees is what git shows without the pin:
+/// status, diff and log from a subdirectory, with `-C`, in a linked worktree, in a
+/// superproject with a modified submodule and inside the submodule.
+#[test]
+fn allow_listed_git_outside_the_sandbox_behaves_as_before() {
+    let (dirs, _) = workspace();
+    let rules = any_git_rules(&dirs);
+    let ws = &dirs.ws;
+    std::fs::create_dir_all(ws.join("sub/deep")).unwrap();
+    std::fs::write(ws.join("sub/deep/f"), "one\n").unwrap();
+    std::fs::write(ws.join("top"), "top\n").unwrap();
+    let upstream = dirs.outside_path().join("upstream");
+    host_git_ok(dirs.outside_path(), &["init", "-q", "upstream"]);
+    host_git_ok(&upstream, &["commit", "-q", "--allow-empty", "-m", "u"]);
+    host_git_ok(
+        ws,
+        &["submodule", "-q", "add", upstream.to_str().unwrap(), "lib"],
+    );
+    host_git_ok(ws, &["add", "."]);
+    host_git_ok(ws, &["commit", "-qm", "files"]);
+    host_git_ok(ws, &["worktree", "add", "-q", "wt"]);
+    std::fs::write(ws.join("sub/deep/f"), "two\n").unwrap();
+    std::fs::write(ws.join("sub/new"), "x\n").unwrap();
+    std::fs::write(ws.join("wt/top"), "changed\n").unwrap();
+    std::fs::write(ws.join("lib/untracked"), "x\n").unwrap();
+    for (dir, args) in [
+        ("sub/deep", &["status", "--porcelain"][..]),
+        ("sub/deep", &["diff", "--stat"]),
+        ("sub/deep", &["log", "--format=%s"]),
+        ("sub/deep", &["ls-files"]),
+        (".", &["-C", "sub", "status", "--porcelain"]),
+        (".", &["status", "--porcelain"]),
+        ("wt", &["status", "--porcelain"]),
+        ("wt", &["rev-parse", "--show-toplevel", "--show-prefix"]),
+        ("lib", &["status", "--porcelain"]),
+    ] {
+        let cwd = ws.join(dir);
+        let host = host_git(&cwd, args);
+        let mut command = vec!["exec", "-r", &rules, "-a", "never", "--", "git"];
+        command.extend_from_slice(args);
+        let via = Command::new(airlock_bin())
+            .env_remove("LD_LIBRARY_PATH") // cargo's; writable in a /tmp checkout
+            .args(&command)
+            .current_dir(&cwd)
+            .env("AIRLOCK_HOME", &dirs.home)
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .stdin(std::process::Stdio::null())
+            .output()
+            .unwrap();
+        assert_eq!(
+            String::from_utf8_lossy(&via.stdout),
+            String::from_utf8_lossy(&host.stdout),
+            "git {args:?} in {dir}: {}",
+            stderr(&via)
+        );
+        assert_eq!(
+            via.status.code(),
+            host.status.code(),
+            "git {args:?} in {dir}"
+        );
+        let last = dirs.audit().last().unwrap().clone();
+        assert_eq!(last["attempts"][0]["sandbox"], "none", "{args:?}: {last}");
+    }
+}
+
 /// Rules allowing every git command and `cd`.
 fn any_git_rules(dirs: &Dirs) -> String {
     dirs.rules(
