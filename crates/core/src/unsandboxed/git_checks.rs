@@ -462,11 +462,19 @@ fn check_hooks(dir: &Path) -> Result<(), Unsafe> {
         if path.extension().is_some_and(|ext| ext == "sample") {
             continue;
         }
-        if std::fs::metadata(&path)
-            .is_ok_and(|meta| meta.is_file() && meta.permissions().mode() & 0o111 != 0)
-        {
+        let Ok(meta) = std::fs::metadata(&path) else {
+            continue;
+        };
+        if meta.is_file() && meta.permissions().mode() & 0o111 != 0 {
             return Err(Unsafe(format!(
                 "it has an executable hook {}",
+                path.display()
+            )));
+        }
+        // A FIFO, socket or device named like a hook is nothing a user puts there.
+        if !meta.is_file() && !meta.is_dir() {
+            return Err(Unsafe(format!(
+                "its hook {} is not a regular file (a FIFO or device a sandboxed command could have made)",
                 path.display()
             )));
         }

@@ -460,6 +460,13 @@ fn fifos_devices_and_huge_files_are_unsafe_never_a_hang() {
         std::fs::remove_file(&target).unwrap();
         let _ = std::fs::remove_file(repo.git_dir.join("config"));
     }
+    // A FIFO among the hooks.
+    let repo = init(&root.join("hooked"));
+    mkfifo(&repo.git_dir.join("hooks/post-checkout"));
+    let repo_copy = repo.clone();
+    let error =
+        within_bounded_time(move || check_repository(&repo_copy, &never, None)).unwrap_err();
+    assert!(error.0.contains("not a regular file"), "{error:?}");
     // The user's configuration: a FIFO is unsafe, /dev/null is "no configuration".
     let global = root.join("global-fifo");
     mkfifo(&global);
