@@ -70,6 +70,11 @@ pub struct ReviewContext<'a> {
     pub env: &'a BTreeMap<String, String>,
     /// The filesystem policy the sandboxed runs of this session use.
     pub fs_policy: &'a FileSystemSandboxPolicy,
+    /// Whether the caller runs the command itself and applies
+    /// [`UnsandboxedReview::git_env`] (`exec`, `serve`, `explain` showing what they do);
+    /// false where another program runs it (the hook decision for a harness): no pin is
+    /// computed, so none can conflict.
+    pub pins_git: bool,
 }
 
 /// Programs that run code from their working tree by design (build scripts, Makefiles,
@@ -261,7 +266,7 @@ pub fn review_command(parsed: &ParsedCommand, ctx: &ReviewContext<'_>) -> Unsand
             _ => {}
         }
     }
-    if review.refused.is_none() {
+    if review.refused.is_none() && ctx.pins_git {
         match pinned_env(&pins, &other_programs) {
             Ok(env) => review.git_env = env,
             Err(why) => review.refused = Some(why),
@@ -527,6 +532,7 @@ mod tests {
                 cwd,
                 env: &env,
                 fs_policy: policy,
+                pins_git: true,
             },
         )
     }
@@ -624,6 +630,7 @@ mod tests {
                 cwd: &ws.join("plain"),
                 env: &env,
                 fs_policy: &policy,
+                pins_git: true,
             },
         );
         assert_eq!(
