@@ -612,7 +612,7 @@ fn allow_listed_git_outside_the_sandbox_behaves_as_before() {
     ] {
         let cwd = ws.join(dir);
         let host = host_git(&cwd, args);
-        let mut command = vec!["exec", "-r", &rules, "-a", "never", "--", "git"];
+        let mut command = vec!["exec", "-v", "-r", &rules, "-a", "never", "--", "git"];
         command.extend_from_slice(args);
         let via = Command::new(airlock_bin())
             .env_remove("LD_LIBRARY_PATH") // cargo's; writable in a /tmp checkout
@@ -637,6 +637,11 @@ fn allow_listed_git_outside_the_sandbox_behaves_as_before() {
         );
         let last = dirs.audit().last().unwrap().clone();
         assert_eq!(last["attempts"][0]["sandbox"], "none", "{args:?}: {last}");
+        assert!(
+            stderr(&via).contains("git pinned to the reviewed repository: GIT_DIR="),
+            "{}",
+            stderr(&via)
+        );
     }
 }
 
