@@ -6,8 +6,10 @@
 //! sandbox. Two kinds of programs read such input from their working tree:
 //! - `git`, which runs programs named by its repository's configuration and hooks: the
 //!   repository git would use is found ([`git_repo`]) and, when it could carry planted
-//!   code, the run stays in the sandbox ([`UnsandboxedReview::refused`]); Mercurial (`hg`,
-//!   `.hg/hgrc` hooks and extensions) likewise;
+//!   code, the run stays in the sandbox ([`UnsandboxedReview::refused`]); otherwise it runs
+//!   pinned to the repository reviewed ([`UnsandboxedReview::git_env`], `git_pin`), so that
+//!   a repository swapped in after the review is not the one git uses; Mercurial (`hg`,
+//!   `.hg/hgrc` hooks and extensions) is checked likewise, without a pin;
 //! - build tools, which run workspace code by design (`cargo build`, `make`, `npm run`):
 //!   nothing can make them safe, so the review only says so ([`UnsandboxedReview::notes`]),
 //!   for `explain`, `-v` and the audit record.
