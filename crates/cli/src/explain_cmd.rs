@@ -330,6 +330,7 @@ fn explain(
             cwd: &cwd,
             env: &process_env,
             fs_policy: &fs_policy,
+            pins_git: true,
         },
     );
     outcome.unsandboxed = airlock_core::unsandboxed::apply_review(

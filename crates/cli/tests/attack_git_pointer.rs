@@ -12,8 +12,8 @@ mod attack_support;
 use std::path::Path;
 
 use attack_support::{
-    Marker, assert_attack_works_unsandboxed, assert_host_git_is_clean, git_ok, plant_in_git_dir,
-    sandboxed, temp_in, text,
+    Marker, assert_attack_works_unsandboxed, assert_host_git_is_clean, git, git_ok,
+    plant_in_git_dir, sandboxed, temp_in, text,
 };
 
 /// A snapshot of what git reads from `git_dir`, to compare after the sandboxed run.
@@ -559,20 +559,32 @@ fn hooks_path_outside_the_working_tree() {
     }
 }
 
-/// Fail closed: git metadata Airlock cannot read, or a pointer through a symlink the
-/// sandbox could re-point, stops the launch before anything runs (exit 125, the file named).
+/// Fail closed: a pointer through a symlink the sandbox could re-point stops the launch
+/// before anything runs (exit 125, the file named). Metadata that is no regular file (a
+/// directory, FIFO or device where `commondir` is expected: git cannot use such a
+/// repository, and reading it could block, red-team F11) is not followed: the `.git`
+/// entry stays protected as it is and the launch goes on.
 #[test]
 fn unreadable_metadata_and_symlinked_pointers_stop_the_launch() {
     let _serial = attack_support::serial();
     let (_dir, ws) = temp_in("/var/tmp", "airlock-attack-failclosed-");
     let ran = ws.join("ran");
     let script = format!("touch '{}'", ran.display());
-    // A `commondir` that cannot be read as a file (as root, a directory is the way).
+    // A `commondir` that is a directory: the launch goes on, `.git` stays read-only.
     std::fs::create_dir_all(ws.join(".git/commondir")).unwrap();
-    let out = sandboxed(&ws, &[], &script);
-    assert_eq!(out.status.code(), Some(125), "{}", text(&out));
-    assert!(text(&out).contains(".git/commondir"), "{}", text(&out));
-    assert!(!ran.exists());
+    let out = sandboxed(
+        &ws,
+        &[],
+        &format!("{script}; touch .git/commondir/planted; true"),
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert!(ran.exists());
+    assert!(
+        !ws.join(".git/commondir/planted").exists(),
+        "{}",
+        text(&out)
+    );
+    std::fs::remove_file(&ran).unwrap();
     // `gitdir:` through a symlink inside the workspace.
     std::fs::remove_dir_all(ws.join(".git")).unwrap();
     let (_real_dir, real) = temp_in("/var/tmp", "airlock-attack-real-");
@@ -618,4 +630,48 @@ fn nested_git_symlink_targets() {
     assert_eq!(snapshot(&git_dir), before, "{}", text(&out));
     assert_host_git_is_clean(&sub, &marker);
     assert_attack_works_unsandboxed(&sub, &plant, &marker);
+}
+
+/// Red-team F10, the sandbox side: a directory that is itself a git directory (here the
+/// bare repository `backup.git` the user pushes to from the host) is a repository like a
+/// `.git`, found by the nested scan and kept read-only: the sandbox cannot plant a
+/// `pre-receive` hook or configuration that the host's `git push backup` would run.
+#[test]
+fn bare_repository_inside_the_workspace() {
+    let _serial = attack_support::serial();
+    let (_dir, ws) = temp_in("/var/tmp", "airlock-attack-bare-in-ws-");
+    git_ok(&ws, &["init", "-q"]);
+    git_ok(&ws, &["commit", "-q", "--allow-empty", "-m", "init"]);
+    git_ok(&ws, &["init", "-q", "--bare", "backup.git"]);
+    git_ok(&ws, &["remote", "add", "backup", "./backup.git"]);
+    let marker = Marker::new();
+    let cmd = marker.command();
+    let plant = format!(
+        "printf '#!/bin/sh\\n{cmd}\\n' > backup.git/hooks/pre-receive; chmod +x backup.git/hooks/pre-receive; \
+         git config --file backup.git/config core.hooksPath \"$PWD/hooks2\"; \
+         mkdir -p hooks2 && printf '#!/bin/sh\\n{cmd}\\n' > hooks2/pre-receive && chmod +x hooks2/pre-receive; \
+         mv backup.git backup.old && cp -a backup.old backup.git; true"
+    );
+    let out = sandboxed(&ws, &[], &plant);
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(
+        !ws.join("backup.git/hooks/pre-receive").exists(),
+        "{}",
+        text(&out)
+    );
+    let push = git(&ws, &["push", "-q", "backup", "HEAD:refs/heads/a"]);
+    assert!(
+        !marker.fired(),
+        "the host's push ran a planted hook: {}",
+        text(&push)
+    );
+    let ran = std::process::Command::new("sh")
+        .env_remove("LD_LIBRARY_PATH") // cargo's; writable in a /tmp checkout
+        .args(["-c", &plant])
+        .current_dir(&ws)
+        .output()
+        .unwrap();
+    assert!(ran.status.success(), "{}", text(&ran));
+    let _ = git(&ws, &["push", "-q", "backup", "HEAD:refs/heads/b"]);
+    assert!(marker.fired(), "control: the planted hook did not run");
 }

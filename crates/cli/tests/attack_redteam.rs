@@ -441,17 +441,230 @@ fn a_relative_hooks_path_in_the_user_config_keeps_git_in_the_sandbox() {
     assert!(exists(&marker), "control: {}", stderr(&control));
 }
 
-/// Known gap (not fixed): the review reads the repository *before* the unsandboxed git
-/// starts, and a sandboxed command running at the same time (another tool call of the
-/// same agent) can put a planted `sub/.git` in place between the two. Here a confined
-/// loop moves a planted git directory in and out of `sub/.git` while the allow-listed
-/// `git -C sub status` runs repeatedly; sooner or later the review sees no `sub/.git` (the
-/// workspace's safe `.git` is used) and git sees the planted one. Closing it needs the
-/// unsandboxed run pinned to the reviewed repository (e.g. an explicit `GIT_DIR` /
-/// `GIT_WORK_TREE` of the reviewed git directory, whose contents the sandbox cannot
-/// change) or the review repeated by a wrapper inside the same process that execs git.
+/// Red-team F10: a directory that is itself a git directory (bare-form: what `git init
+/// --bare` makes, or anything git's `is_git_directory` accepts — here a `HEAD` symlink to
+/// a ref that does not exist, `objects` an executable file, or `objects`/`refs` from a
+/// `commondir`) is the repository git uses from inside it. A `:workspace` run plants
+/// such directories with `core.fsmonitor`, `core.worktree` and a shell alias; a later
+/// session whose profile no longer lets the sandbox write them (`:read-only`) must still
+/// find them as git does and keep the allow-listed git in the sandbox.
 #[test]
-#[ignore = "TOCTOU between the unsandboxed review and git's own discovery: see the doc comment"]
+fn bare_form_repositories_are_found_as_git_finds_them() {
+    let (dirs, _) = workspace();
+    let rules = any_git_rules(&dirs);
+    let marker = dirs.outside_path_str("bare-form-ran");
+    let config = |tree: &str| {
+        format!(
+            "printf '[core]\\n\\trepositoryformatversion = 0\\n\\tbare = false\\n\\tworktree = %s\\n\\tfsmonitor = touch {marker}\\n[alias]\\n\\tst = !touch {marker}\\n' \"$PWD/{tree}\""
+        )
+    };
+    plant(
+        &dirs,
+        &format!(
+            "mkdir -p tree1 tree2 tree3 linked/objects linked/refs exec/refs shared/objects shared/refs common && \
+             ln -s refs/heads/none linked/HEAD && {} > linked/config && \
+             echo 'ref: refs/heads/main' > exec/HEAD && : > exec/objects && chmod +x exec/objects && {} > exec/config && \
+             echo 'ref: refs/heads/main' > common/HEAD && echo ../shared > common/commondir && {} > shared/config",
+            config("tree1"),
+            config("tree2"),
+            config("tree3"),
+        ),
+    );
+    dirs.config("default_permissions = \":read-only\"\n");
+    for planted in ["linked", "exec", "common"] {
+        for command in [
+            vec!["git", "-C", planted, "status"],
+            vec!["bash", "-c", &format!("cd {planted} && git status")],
+        ] {
+            let command: Vec<&str> = command.iter().map(|s| &**s).collect();
+            assert_kept_in_sandbox(
+                &dirs,
+                &rules,
+                &command,
+                &[],
+                &marker,
+                "sets `core.fsmonitor`",
+            );
+        }
+        // git uses it: its fsmonitor or (a linked worktree's common `core.worktree`
+        // being ignored, so no working tree) its alias runs.
+        let _ = host_git(&dirs.ws.join(planted), &["status"]);
+        let _ = host_git(&dirs.ws.join(planted), &["st"]);
+        assert!(
+            exists(&marker),
+            "control: {planted} did not work on the host"
+        );
+        std::fs::remove_file(&marker).unwrap();
+    }
+}
+
+/// Red-team F11: a sandboxed run leaves FIFOs (and a symlink to `/dev/zero`) where
+/// Airlock reads repository metadata before every launch and before every unsandboxed
+/// git: a nested repository's `commondir`, `config`, `HEAD` and `index`, an included
+/// config file, a `.git` pointer. The next sandboxed `airlock exec` (the nested-repository
+/// scan) and the review of an allow-listed `git -C sub status` (as `exec` and `explain`
+/// run it) still finish, well within a watchdog of 20 s, and the git run would stay in
+/// the sandbox. (git itself blocks on such a `commondir` or `HEAD`, inside the sandbox,
+/// so the review is watched through `explain`.)
+#[test]
+fn fifos_planted_in_repository_metadata_do_not_hang_later_launches() {
+    let (dirs, _) = workspace();
+    let rules = any_git_rules(&dirs);
+    let subs = [
+        "commondir",
+        "config",
+        "head",
+        "index",
+        "include",
+        "zero",
+        "pointer",
+    ];
+    plant(
+        &dirs,
+        "for s in commondir config head index include zero; do \
+           mkdir -p $s/.git/objects $s/.git/refs && echo 'ref: refs/heads/main' > $s/.git/HEAD; done && \
+         mkfifo commondir/.git/commondir config/.git/config index/.git/index include/.git/inc && \
+         rm head/.git/HEAD && mkfifo head/.git/HEAD && \
+         printf '[include]\\n\\tpath = inc\\n' > include/.git/config && \
+         ln -s /dev/zero zero/.git/config && \
+         mkdir pointer admin && mkfifo admin/commondir && echo 'gitdir: ../admin' > pointer/.git",
+    );
+    let within = |args: &[&str]| -> Output {
+        let mut child = Command::new(airlock_bin())
+            .env_remove("LD_LIBRARY_PATH") // cargo's; writable in a /tmp checkout
+            .args(args)
+            .current_dir(&dirs.ws)
+            .env("AIRLOCK_HOME", &dirs.home)
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        while child.try_wait().unwrap().is_none() {
+            if std::time::Instant::now() > deadline {
+                let _ = child.kill();
+                let _ = child.wait();
+                panic!("`airlock {args:?}` hung on a planted FIFO");
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        child.wait_with_output().unwrap()
+    };
+    // The next sandboxed launch scans the nested repositories.
+    let out = within(&["exec", "-a", "never", "--", "true"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    // The review of an allow-listed git, in this session and in one whose profile no
+    // longer lets the sandbox write there (so every file is read, not just judged
+    // writable).
+    for profile in [":workspace", ":read-only"] {
+        for sub in subs {
+            let out = within(&[
+                "explain", "-P", profile, "-r", &rules, "-a", "never", "--", "git", "-C", sub,
+                "status",
+            ]);
+            let text = String::from_utf8_lossy(&out.stdout);
+            assert!(
+                text.contains("never runs outside the sandbox: "),
+                "{profile} {sub}: {text}{}",
+                stderr(&out)
+            );
+        }
+    }
+}
+
+/// Allow-listed git runs outside the sandbox pinned to the reviewed repository
+/// (`GIT_DIR`/`GIT_WORK_TREE`); what the user sees is what git shows without the pin:
+/// status, diff and log from a subdirectory, with `-C`, in a linked worktree, in a
+/// superproject with a modified submodule and inside the submodule.
+#[test]
+fn allow_listed_git_outside_the_sandbox_behaves_as_before() {
+    let (dirs, _) = workspace();
+    let rules = any_git_rules(&dirs);
+    let ws = &dirs.ws;
+    std::fs::create_dir_all(ws.join("sub/deep")).unwrap();
+    std::fs::write(ws.join("sub/deep/f"), "one\n").unwrap();
+    std::fs::write(ws.join("top"), "top\n").unwrap();
+    let upstream = dirs.outside_path().join("upstream");
+    host_git_ok(dirs.outside_path(), &["init", "-q", "upstream"]);
+    host_git_ok(&upstream, &["commit", "-q", "--allow-empty", "-m", "u"]);
+    host_git_ok(
+        ws,
+        &["submodule", "-q", "add", upstream.to_str().unwrap(), "lib"],
+    );
+    host_git_ok(ws, &["add", "."]);
+    host_git_ok(ws, &["commit", "-qm", "files"]);
+    host_git_ok(ws, &["worktree", "add", "-q", "wt"]);
+    std::fs::write(ws.join("sub/deep/f"), "two\n").unwrap();
+    std::fs::write(ws.join("sub/new"), "x\n").unwrap();
+    std::fs::write(ws.join("wt/top"), "changed\n").unwrap();
+    std::fs::write(ws.join("lib/untracked"), "x\n").unwrap();
+    for (dir, args) in [
+        ("sub/deep", &["status", "--porcelain"][..]),
+        ("sub/deep", &["diff", "--stat"]),
+        ("sub/deep", &["log", "--format=%s"]),
+        ("sub/deep", &["ls-files"]),
+        (".", &["-C", "sub", "status", "--porcelain"]),
+        (".", &["status", "--porcelain"]),
+        ("wt", &["status", "--porcelain"]),
+        ("wt", &["rev-parse", "--show-toplevel", "--show-prefix"]),
+        ("lib", &["status", "--porcelain"]),
+    ] {
+        let cwd = ws.join(dir);
+        let host = host_git(&cwd, args);
+        let mut command = vec!["exec", "-v", "-r", &rules, "-a", "never", "--", "git"];
+        command.extend_from_slice(args);
+        let via = Command::new(airlock_bin())
+            .env_remove("LD_LIBRARY_PATH") // cargo's; writable in a /tmp checkout
+            .args(&command)
+            .current_dir(&cwd)
+            .env("AIRLOCK_HOME", &dirs.home)
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .stdin(std::process::Stdio::null())
+            .output()
+            .unwrap();
+        assert_eq!(
+            String::from_utf8_lossy(&via.stdout),
+            String::from_utf8_lossy(&host.stdout),
+            "git {args:?} in {dir}: {}",
+            stderr(&via)
+        );
+        assert_eq!(
+            via.status.code(),
+            host.status.code(),
+            "git {args:?} in {dir}"
+        );
+        let last = dirs.audit().last().unwrap().clone();
+        assert_eq!(last["attempts"][0]["sandbox"], "none", "{args:?}: {last}");
+        assert!(
+            stderr(&via).contains("git pinned to the reviewed repository: GIT_DIR="),
+            "{}",
+            stderr(&via)
+        );
+    }
+}
+
+/// Rules allowing every git command and `cd`.
+fn any_git_rules(dirs: &Dirs) -> String {
+    dirs.rules(
+        "any-git.rules",
+        "prefix_rule(pattern=[\"git\"], decision=\"allow\")\nprefix_rule(pattern=[\"cd\"], decision=\"allow\")\n",
+    )
+    .display()
+    .to_string()
+}
+
+/// The review reads the repository *before* the unsandboxed git starts, and a sandboxed
+/// command running at the same time (another tool call of the same agent) can put a
+/// planted `sub/.git` in place between the two. Here a confined loop moves a planted git
+/// directory in and out of `sub/.git` while the allow-listed `git -C sub status` runs
+/// repeatedly; whenever the review sees no `sub/.git` (the workspace's safe `.git` is
+/// used), git must not see the planted one either. Closed by running the reviewed git
+/// pinned to the reviewed repository (`GIT_DIR` and `GIT_WORK_TREE` of the workspace's
+/// `.git`, whose contents the sandbox cannot change): git does no discovery of its own.
+/// Without the pin the planted fsmonitor runs within the first few attempts.
+#[test]
 fn a_repository_swapped_in_after_the_review_is_not_used() {
     let (dirs, rules) = workspace();
     let marker = dirs.outside_path_str("race-ran");
@@ -463,16 +676,20 @@ fn a_repository_swapped_in_after_the_review_is_not_used() {
              git --git-dir=planted config core.fsmonitor 'touch {marker}'"
         ),
     );
-    let flipper = Command::new(airlock_bin())
+    let mut flipper = Command::new(airlock_bin())
         .env_remove("LD_LIBRARY_PATH") // cargo's; writable in a /tmp checkout
         .args(["sandbox", "-P", ":workspace", "--", "sh", "-c"])
-        .arg("i=0; while [ $i -lt 20000 ]; do mv planted sub/.git; mv sub/.git planted; i=$((i+1)); done")
+        .arg("while :; do mv planted sub/.git; mv sub/.git planted; done")
         .current_dir(&dirs.ws)
         .env("AIRLOCK_HOME", &dirs.home)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
         .spawn()
         .unwrap();
-    let mut flipper = flipper;
-    for _ in 0..300 {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    let mut attempts = 0;
+    while attempts < 150 && std::time::Instant::now() < deadline {
+        attempts += 1;
         let _ = Command::new(airlock_bin())
             .env_remove("LD_LIBRARY_PATH") // cargo's; writable in a /tmp checkout
             .args([
@@ -491,7 +708,14 @@ fn a_repository_swapped_in_after_the_review_is_not_used() {
     let _ = flipper.wait();
     assert!(
         !exists(&marker),
-        "the planted fsmonitor ran on the host after a swap"
+        "the planted fsmonitor ran on the host after a swap (attempt {attempts})"
+    );
+    // The control: without the pin, git in `sub` with the planted `.git` runs it.
+    let _ = std::fs::rename(dirs.ws.join("planted"), dirs.ws.join("sub/.git"));
+    let _ = host_git(&dirs.ws.join("sub"), &["status"]);
+    assert!(
+        exists(&marker),
+        "control: the planted repository did not work"
     );
 }
 

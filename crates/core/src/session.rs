@@ -274,6 +274,7 @@ impl Session {
                         cwd: &cwd,
                         env: &self.options.env,
                         fs_policy: &fs_policy,
+                        pins_git: true,
                     },
                 );
                 outcome.unsandboxed = crate::unsandboxed::apply_review(

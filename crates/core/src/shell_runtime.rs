@@ -149,12 +149,18 @@ impl ToolRuntime<ShellRequest> for ShellRuntime {
         if let Some(client) = &self.remote {
             return crate::remote::run_remote(client, req, attempt, self.output).await;
         }
+        let mut env = req.env.clone();
+        if attempt.sandbox == airlock_sandbox::SandboxType::None {
+            // Outside the sandbox git is pinned to the repository the review checked
+            // (`unsandboxed::git_pin`): no repository swapped in since is used.
+            env.extend(req.requirement.unsandboxed.git_env.clone());
+        }
         let launch = self
             .manager
             .transform(SandboxTransformRequest {
                 command: req.command.clone(),
                 cwd: req.cwd.clone(),
-                env: req.env.clone(),
+                env,
                 permissions: attempt.permissions.clone(),
                 additional_permissions: None,
                 sandbox: attempt.sandbox,

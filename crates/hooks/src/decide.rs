@@ -126,6 +126,8 @@ pub fn decide(
                 cwd,
                 env: &process_env,
                 fs_policy: &fs_policy,
+                // The harness runs the command itself, with its own environment.
+                pins_git: false,
             },
         );
         outcome.unsandboxed = airlock_core::unsandboxed::apply_review(

@@ -1,9 +1,11 @@
 //! Finding the repositories nested below a writable root (issue 11 item 7 and "Launch
 //! speed in real trees"): every `.git` directory, pointer file or symlink at any depth,
-//! so that the resolver can keep each one read-only.
+//! and every directory that is itself a git directory (a bare repository, or anything
+//! git's `is_git_directory` accepts: red-team F10; git uses it from inside it), so that
+//! the resolver can keep each one read-only.
 //!
 //! The walk has no depth limit, does not follow symlinks, does not enter `.git`
-//! directories, deeper writable roots (scanned as roots of their own) or pseudo
+//! directories or bare-form git directories, deeper writable roots (scanned as roots of their own) or pseudo
 //! filesystems (`statfs` magic, see [`crate::fs_kind`]; checked wherever `st_dev` changes).
 //! Two things keep it cheap in big trees:
 //! - the [`crate::scan_cache`]: a directory whose identity and change time match the cache
@@ -37,7 +39,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use crate::fs_kind::{can_search, effective_uid, pseudo_fs_name};
 use crate::resolve::ResolveError;
 use crate::scan_cache::{
-    self, CacheView, HAS_GIT, HAS_PACKAGE_MARKER, HAS_TAG, LISTING_STALE, OwnedEntry,
+    self, CacheView, HAS_GIT, HAS_HEAD, HAS_PACKAGE_MARKER, HAS_TAG, LISTING_STALE, OwnedEntry,
     TAGGED_SCANNED,
 };
 
@@ -77,7 +79,8 @@ pub struct ScanOptions {
 /// What a scan found, with counters for tests and benchmarks.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct ScanOutcome {
-    /// Nested `.git` entries (not `root/.git`), sorted.
+    /// Nested `.git` entries (not `root/.git`) and bare-form git directories (not `root`),
+    /// sorted.
     pub found: Vec<PathBuf>,
     /// Directories not entered because they are on a pseudo filesystem.
     pub pseudo: Vec<PathBuf>,
@@ -180,6 +183,8 @@ fn list(dir: &Path, meta: &std::fs::Metadata) -> Result<Option<Listing>, Resolve
             }
         } else if name == "CACHEDIR.TAG" {
             out.flags |= HAS_TAG;
+        } else if name == "HEAD" {
+            out.flags |= HAS_HEAD;
         } else if PACKAGE_TREE_MARKERS.iter().any(|marker| name == *marker) {
             out.flags |= HAS_PACKAGE_MARKER;
         } else if kind.is_dir() {
@@ -236,7 +241,7 @@ impl Walk<'_> {
             .as_ref()
             .filter(|e| e.ctime == ctime && e.flags & LISTING_STALE == 0)
             .map(|e| Listing {
-                flags: e.flags & (HAS_GIT | HAS_TAG | HAS_PACKAGE_MARKER),
+                flags: e.flags & (HAS_GIT | HAS_TAG | HAS_PACKAGE_MARKER | HAS_HEAD),
                 children: e.children.iter().map(|c| c.to_vec()).collect(),
                 known: e.known.iter().map(|c| c.to_vec()).collect(),
             });
@@ -262,13 +267,26 @@ impl Walk<'_> {
         if listing.flags & HAS_GIT != 0 && dir != self.root {
             self.out.found.push(dir.join(".git"));
         }
+        // A bare-form git directory is a repository like a `.git` (its content checked
+        // each time: `HEAD` may change without the directory changing); one whose `HEAD`
+        // cannot be judged without blocking (a FIFO) is kept too (fail closed).
+        let bare_form = listing.flags & HAS_HEAD != 0
+            && dir != self.root
+            && airlock_permissions::is_git_directory(
+                dir,
+                &airlock_permissions::GitDirEnv::default(),
+            )
+            .unwrap_or(true);
+        if bare_form {
+            self.out.found.push(dir.to_path_buf());
+        }
         let mut flags = listing.flags;
         if !older_than(ctime, self.limit) {
             flags |= LISTING_STALE;
         }
         let tagged = (flags & HAS_TAG != 0 && valid_tag(dir))
             || (flags & HAS_PACKAGE_MARKER != 0 && package_tree(dir));
-        let mut descend = true;
+        let mut descend = !bare_form;
         if tagged && was_scanned_tagged {
             // Seen tagged before and scanned then: keep what was found, walk no further.
             let before = listing.known.len();

@@ -267,3 +267,38 @@ fn a_package_managers_node_modules_is_pruned_like_a_tagged_cache() {
     std::fs::remove_file(npm.join(".package-lock.json")).unwrap();
     assert!(scan(&t, true).found.contains(&npm.join("new/.git")));
 }
+
+#[test]
+fn bare_form_git_directories_are_found_and_not_entered() {
+    let t = tree();
+    // What `git init --bare` makes, and a hand-made one with a `HEAD` symlink.
+    let bare = t.root.join("a/backup.git");
+    std::fs::create_dir_all(bare.join("objects/pack")).unwrap();
+    std::fs::create_dir_all(bare.join("refs/heads")).unwrap();
+    std::fs::write(bare.join("HEAD"), "ref: refs/heads/main\n").unwrap();
+    repo(&bare.join("objects/pack/inside"));
+    let linked = t.root.join("b/planted");
+    std::fs::create_dir_all(linked.join("objects")).unwrap();
+    std::fs::create_dir_all(linked.join("refs")).unwrap();
+    std::os::unix::fs::symlink("refs/heads/none", linked.join("HEAD")).unwrap();
+    // A file named HEAD alone is no repository.
+    std::fs::create_dir_all(t.root.join("c")).unwrap();
+    std::fs::write(t.root.join("c/HEAD"), "ref: refs/heads/main\n").unwrap();
+    // The root itself is not reported.
+    std::fs::create_dir_all(t.root.join("objects")).unwrap();
+    std::fs::create_dir_all(t.root.join("refs")).unwrap();
+    std::fs::write(t.root.join("HEAD"), "ref: refs/heads/main\n").unwrap();
+    let expected = vec![bare.clone(), linked.clone()];
+    assert_eq!(scan(&t, false).found, expected);
+    // From the cache too; a directory completed into a git directory later is found.
+    settle();
+    assert_eq!(scan(&t, true).found, expected);
+    settle();
+    let again = scan(&t, true);
+    assert_eq!(again.found, expected);
+    std::fs::create_dir_all(t.root.join("c/objects")).unwrap();
+    std::fs::create_dir_all(t.root.join("c/refs")).unwrap();
+    let mut with_c = expected.clone();
+    with_c.push(t.root.join("c"));
+    assert_eq!(scan(&t, true).found, with_c);
+}

@@ -32,7 +32,8 @@ use std::time::Duration;
 /// afresh: its `ctime` might not change again when it changes within the same clock tick.
 pub const RECENT_CHANGE_MARGIN: Duration = Duration::from_secs(2);
 
-const MAGIC: &[u8] = b"airlock nested-repository scan cache v1\n";
+/// v2: listings record [`HAS_HEAD`]; a v1 cache, which does not, is discarded.
+const MAGIC: &[u8] = b"airlock nested-repository scan cache v2\n";
 
 /// The directory holds an entry named `.git` (directory, file or symlink).
 pub const HAS_GIT: u8 = 1;
@@ -46,6 +47,9 @@ pub const LISTING_STALE: u8 = 8;
 /// The directory holds an entry named like a package manager's own record of the tree it
 /// installed (see `nested_scan::PACKAGE_TREE_MARKERS`; checked on use).
 pub const HAS_PACKAGE_MARKER: u8 = 16;
+/// The directory holds an entry named `HEAD` (it may be a bare-form git directory;
+/// checked on use with git's own test).
+pub const HAS_HEAD: u8 = 32;
 
 /// One directory's cached facts.
 #[derive(Debug, Clone, PartialEq, Eq)]

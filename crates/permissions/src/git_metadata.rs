@@ -38,7 +38,6 @@
 
 use std::ffi::OsStr;
 use std::ffi::OsString;
-use std::io::Read as _;
 use std::path::Component;
 use std::path::Path;
 use std::path::PathBuf;
@@ -46,6 +45,7 @@ use std::path::PathBuf;
 use crate::git_includes::hooks_paths;
 use crate::git_includes::include_paths;
 use crate::paths::normalize_lexically;
+use crate::untrusted_file::{Follow, Limit, UntrustedProblem, read_untrusted};
 
 /// Largest `.git` pointer or `commondir` file read, in bytes: git's own limit for gitfiles
 /// (1 MiB). Longer files are not a repository to git.
@@ -157,33 +157,20 @@ pub struct GitMetadataError {
 }
 
 /// Reads at most [`MAX_GIT_FILE_BYTES`] + 1 bytes of `path`; `Ok(None)` when it does not exist.
-fn read_bounded(path: &Path) -> Result<Option<Vec<u8>>, GitMetadataError> {
-    let file = match std::fs::File::open(path) {
-        Ok(file) => file,
-        // A missing file, or a missing or non-directory parent (a dangling git directory).
-        Err(e)
-            if matches!(
-                e.kind(),
-                std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
-            ) =>
-        {
-            return Ok(None);
+/// Never blocks and reads only regular files ([`read_untrusted`], red-team F11): a FIFO,
+/// device or socket is `Ok(Err(reason))` — git cannot use such a file (it would block on
+/// it or fail), so callers protect what they have and follow it no further.
+fn read_bounded(path: &Path) -> Result<Option<Result<Vec<u8>, String>>, GitMetadataError> {
+    match read_untrusted(path, Follow::Yes, Limit::Prefix(MAX_GIT_FILE_BYTES + 1)) {
+        Ok(bytes) => Ok(bytes.map(Ok)),
+        Err(error) if error.problem == UntrustedProblem::NotRegular => {
+            Ok(Some(Err(error.to_string())))
         }
-        Err(source) => {
-            return Err(GitMetadataError {
-                path: path.to_path_buf(),
-                source,
-            });
-        }
-    };
-    let mut bytes = Vec::new();
-    file.take(MAX_GIT_FILE_BYTES + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|source| GitMetadataError {
+        Err(error) => Err(GitMetadataError {
             path: path.to_path_buf(),
-            source,
-        })?;
-    Ok(Some(bytes))
+            source: std::io::Error::other(error.why),
+        }),
+    }
 }
 
 /// Drops trailing CR and LF, then cuts at the first NUL (git handles these files as C strings).
@@ -313,8 +300,13 @@ pub fn git_metadata(dot_git: &Path) -> Result<GitMetadata, GitMetadataError> {
         return Ok(out);
     };
     let git_dir = if meta.is_file() {
-        let Some(bytes) = read_bounded(dot_git)? else {
-            return Ok(out);
+        let bytes = match read_bounded(dot_git)? {
+            None => return Ok(out),
+            Some(Ok(bytes)) => bytes,
+            Some(Err(why)) => {
+                out.invalid = Some(why);
+                return Ok(out);
+            }
         };
         let written = match parse_git_file(&bytes) {
             Ok(written) => written,
@@ -333,7 +325,13 @@ pub fn git_metadata(dot_git: &Path) -> Result<GitMetadata, GitMetadataError> {
         return Ok(out);
     };
     let mut dirs = vec![git_dir.clone()];
-    if let Some(bytes) = read_bounded(&git_dir.join("commondir"))? {
+    let commondir = read_bounded(&git_dir.join("commondir"))?;
+    if let Some(Err(why)) = &commondir {
+        // git cannot use this repository; its `.git` entry is protected as it is.
+        out.invalid = Some(why.clone());
+        return Ok(out);
+    }
+    if let Some(Ok(bytes)) = commondir {
         match parse_commondir(&bytes) {
             Ok(written) => {
                 let lexical = join_lexically(&git_dir, &written);
@@ -374,7 +372,7 @@ pub fn git_metadata(dot_git: &Path) -> Result<GitMetadata, GitMetadataError> {
         }
         // An include that cannot be read is still protected (above); only its own
         // includes stay unknown, and git cannot read them either.
-        let Ok(Some(bytes)) = read_bounded(&config) else {
+        let Ok(Some(Ok(bytes))) = read_bounded(&config) else {
             continue;
         };
         let base = config.parent().unwrap_or(Path::new("/"));
@@ -407,7 +405,7 @@ fn add_linked_worktrees(out: &mut GitMetadata, common: &Path) {
     };
     for entry in entries.flatten().take(MAX_LINKED_WORKTREES) {
         let admin = entry.path();
-        let Ok(Some(bytes)) = read_bounded(&admin.join("gitdir")) else {
+        let Ok(Some(Ok(bytes))) = read_bounded(&admin.join("gitdir")) else {
             continue;
         };
         if let Ok(written) = parse_commondir(&bytes)
@@ -724,12 +722,48 @@ mod tests {
     }
 
     #[test]
-    fn an_unreadable_pointer_is_an_error() {
+    fn special_files_are_never_read_and_leave_the_entry_protected_as_is() {
         let (_dir, base) = tmp();
-        // A directory where a commondir file is expected cannot be read as one.
+        let fifo = |path: &Path| crate::untrusted_file::tests::mkfifo(path);
+        // A directory, a FIFO, `/dev/zero` where a commondir file is expected: git cannot
+        // use the repository; nothing is followed, nothing blocks.
         let dot_git = base.join(".git");
         std::fs::create_dir_all(dot_git.join("commondir")).unwrap();
-        let error = git_metadata(&dot_git).unwrap_err();
-        assert!(error.to_string().contains("commondir"), "{error}");
+        let found = git_metadata(&dot_git).unwrap();
+        assert!(found.invalid.unwrap().contains("commondir is a directory"));
+        std::fs::remove_dir(dot_git.join("commondir")).unwrap();
+        fifo(&dot_git.join("commondir"));
+        let found = git_metadata(&dot_git).unwrap();
+        assert!(found.paths.is_empty());
+        assert!(found.invalid.unwrap().contains("commondir is a FIFO"));
+        std::fs::remove_file(dot_git.join("commondir")).unwrap();
+        std::os::unix::fs::symlink("/dev/zero", dot_git.join("commondir")).unwrap();
+        assert!(
+            git_metadata(&dot_git)
+                .unwrap()
+                .invalid
+                .unwrap()
+                .contains("character device")
+        );
+        std::fs::remove_file(dot_git.join("commondir")).unwrap();
+        // FIFO config and included files: still listed, never read.
+        fifo(&dot_git.join("config"));
+        assert_eq!(git_metadata(&dot_git).unwrap(), GitMetadata::default());
+        std::fs::remove_file(dot_git.join("config")).unwrap();
+        std::fs::write(dot_git.join("config"), "[include]\n\tpath = ../inc\n").unwrap();
+        fifo(&base.join("inc"));
+        let found = git_metadata(&dot_git).unwrap();
+        assert_eq!(
+            found.protected_paths().collect::<Vec<_>>(),
+            vec![base.join("inc").as_path()]
+        );
+        // A `.git` pointer that is a symlink to /dev/zero is no pointer at all.
+        let other = base.join("other");
+        std::fs::create_dir(&other).unwrap();
+        std::os::unix::fs::symlink("/dev/zero", other.join(".git")).unwrap();
+        assert_eq!(
+            git_metadata(&other.join(".git")).unwrap(),
+            GitMetadata::default()
+        );
     }
 }

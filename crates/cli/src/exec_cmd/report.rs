@@ -110,6 +110,24 @@ pub fn render(record: &AuditRecord) -> String {
         for note in &policy.unsandboxed.notes {
             let _ = writeln!(out, "  runs workspace code unconfined: {note}");
         }
+        let unconfined = record
+            .trace
+            .attempts
+            .iter()
+            .any(|attempt| attempt.sandbox == SandboxType::None);
+        if unconfined && !policy.unsandboxed.git_env.is_empty() {
+            let pin: Vec<String> = policy
+                .unsandboxed
+                .git_env
+                .iter()
+                .map(|(name, value)| format!("{name}={value}"))
+                .collect();
+            let _ = writeln!(
+                out,
+                "  git pinned to the reviewed repository: {}",
+                pin.join(" ")
+            );
+        }
     }
     out.push_str("airlock: outcome\n");
     let _ = writeln!(

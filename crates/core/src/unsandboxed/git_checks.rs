@@ -6,6 +6,8 @@
 
 use std::path::{Path, PathBuf};
 
+use airlock_permissions::{Follow, Limit, read_untrusted};
+
 use super::git_config::{ConfigEntry, parse_config};
 use super::git_repo::{
     GitLocation, MAX_INCLUDE_DEPTH, Repository, Unsafe, discover, open, read_gitfile, resolve,
@@ -81,6 +83,9 @@ pub fn check_local_remote(
         ))
     })
 }
+
+/// Largest config file read (bytes); a larger one is unsafe.
+const MAX_CONFIG_BYTES: u64 = 16 << 20;
 
 /// How deep submodules of submodules are followed; deeper counts as unsafe.
 const MAX_SUBMODULE_DEPTH: usize = 8;
@@ -163,7 +168,13 @@ fn check_submodules(
                     )));
                 }
                 Ok(meta) if meta.is_file() => read_gitfile(&dot_git)?,
-                Ok(_) => resolve(&dot_git),
+                Ok(meta) if meta.is_dir() => resolve(&dot_git),
+                Ok(_) => {
+                    return Err(Unsafe(format!(
+                        "{} is not a file or directory (a FIFO or device a sandboxed command could have made)",
+                        dot_git.display()
+                    )));
+                }
             };
             let Some(sub) = open(git_dir, vec![resolve(&top)])? else {
                 continue;
@@ -243,17 +254,18 @@ fn check_config_file(
     keys: Keys,
     settings: &mut Settings,
 ) -> Result<(), Unsafe> {
-    let text = match std::fs::read_to_string(file) {
-        Ok(text) => text,
-        Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(()),
-        Err(error) => {
-            return Err(Unsafe(format!(
-                "{} cannot be read ({error})",
-                file.display()
-            )));
-        }
+    // Never blocks and reads only regular files (red-team F11): a FIFO, device or huge
+    // file is unsafe, not a hang; `/dev/null` (git's idiom for "no configuration") reads
+    // as empty.
+    let Some(bytes) = read_untrusted(file, Follow::Yes, Limit::Whole(MAX_CONFIG_BYTES))? else {
+        return Ok(());
     };
     let resolved = std::fs::canonicalize(file).unwrap_or_else(|_| file.to_path_buf());
+    if resolved == Path::new("/dev/null") {
+        return Ok(());
+    }
+    let text =
+        String::from_utf8(bytes).map_err(|_| Unsafe(format!("{} is not UTF-8", file.display())))?;
     if writable(file) || writable(&resolved) {
         return Err(Unsafe(format!(
             "its configuration {} is writable inside the sandbox",
@@ -450,11 +462,19 @@ fn check_hooks(dir: &Path) -> Result<(), Unsafe> {
         if path.extension().is_some_and(|ext| ext == "sample") {
             continue;
         }
-        if std::fs::metadata(&path)
-            .is_ok_and(|meta| meta.is_file() && meta.permissions().mode() & 0o111 != 0)
-        {
+        let Ok(meta) = std::fs::metadata(&path) else {
+            continue;
+        };
+        if meta.is_file() && meta.permissions().mode() & 0o111 != 0 {
             return Err(Unsafe(format!(
                 "it has an executable hook {}",
+                path.display()
+            )));
+        }
+        // A FIFO, socket or device named like a hook is nothing a user puts there.
+        if !meta.is_file() && !meta.is_dir() {
+            return Err(Unsafe(format!(
+                "its hook {} is not a regular file (a FIFO or device a sandboxed command could have made)",
                 path.display()
             )));
         }

@@ -9,6 +9,11 @@
 
 use std::path::Path;
 
+use airlock_permissions::{Follow, Limit, read_untrusted};
+
+/// Largest index read (bytes); a larger one is unsafe (fail closed).
+pub(super) const MAX_INDEX_BYTES: u64 = 512 << 20;
+
 /// A gitlink's mode (`S_IFGITLINK`).
 const GITLINK_MODE: u32 = 0o160_000;
 /// The mode bits that give an entry's type.
@@ -20,10 +25,11 @@ const TYPE_MASK: u32 = 0o170_000;
 /// # Errors
 /// Why the file cannot be read or understood.
 pub(super) fn gitlinks(path: &Path, hash_len: usize) -> Result<Vec<String>, String> {
-    let data = match std::fs::read(path) {
-        Ok(data) => data,
-        Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(error) => return Err(format!("{} cannot be read ({error})", path.display())),
+    // Never blocks, regular files only, bounded (red-team F11).
+    let data = match read_untrusted(path, Follow::Yes, Limit::Whole(MAX_INDEX_BYTES)) {
+        Ok(Some(data)) => data,
+        Ok(None) => return Ok(Vec::new()),
+        Err(error) => return Err(error.to_string()),
     };
     parse(&data, hash_len).map_err(|why| format!("{} cannot be read: {why}", path.display()))
 }

@@ -1,13 +1,18 @@
 //! Which repository an unsandboxed `git` would use, and whether that repository could
 //! make git run something a sandboxed command planted (issue 11 item 4).
 //!
-//! Discovery follows git (gitrepository-layout(5), git(1) `--git-dir`, `GIT_DIR`):
-//! `-C` options apply in order from the effective cwd; `--git-dir`/`GIT_DIR` name the git
-//! directory outright; otherwise the walk goes up from the cwd, taking the first `.git`
-//! directory, `.git` file (`gitdir: <path>`, relative to the file's directory) or bare
-//! repository. A git directory's `commondir` file names the shared directory of linked
-//! worktrees (relative to the git directory). `--work-tree`/`GIT_WORK_TREE` do not change
-//! which git directory is used.
+//! Discovery follows git (`setup.c`, gitrepository-layout(5), git(1) `--git-dir`,
+//! `GIT_DIR`, `GIT_CEILING_DIRECTORIES`, `GIT_DISCOVERY_ACROSS_FILESYSTEM`): `-C` options
+//! apply in order from the effective cwd; `--git-dir`/`GIT_DIR` name the git directory
+//! outright (a pointer file there is followed); otherwise the walk goes up from the cwd,
+//! taking at each level the first of a `.git` file (`gitdir: <path>`, relative to the
+//! file's directory), a `.git` directory that is a git directory, and the directory
+//! itself when it is a git directory (a bare repository, whatever made it: red-team F10),
+//! with git's own test ([`airlock_permissions::is_git_directory`]). A git directory's
+//! `commondir` file names the shared directory of linked worktrees (relative to the git
+//! directory). `--work-tree`/`GIT_WORK_TREE` do not change which git directory is used.
+//! Every file read here is one a sandboxed command could have written, so it is read
+//! with [`read_untrusted`]: never blocking, regular files only, bounded (red-team F11).
 //!
 //! The repository is unsafe when its git directory or common directory is writable by
 //! the sandbox, when a config file of it (`config`, `config.worktree`, and every file they
@@ -15,6 +20,11 @@
 //! be parsed, or when it has an executable hook.
 
 use std::path::{Component, Path, PathBuf};
+
+use airlock_permissions::{
+    Follow, GitDirEnv, Limit, MAX_GIT_FILE_BYTES, UntrustedFileError, is_git_directory,
+    read_untrusted,
+};
 
 /// How deep `include.path`/`includeIf.*.path` chains are followed (git's own limit is 10);
 /// deeper counts as unsafe.
@@ -29,11 +39,69 @@ pub struct GitLocation {
     pub git_dir: Option<PathBuf>,
     /// `--work-tree` (or `GIT_WORK_TREE`), resolved against `cwd`.
     pub work_tree: Option<PathBuf>,
+    /// How the walk up goes (the environment's ceilings and file-system rule).
+    pub discovery: Discovery,
+}
+
+/// The environment's say in git's walk up (git(1) ENVIRONMENT VARIABLES).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Discovery {
+    /// `GIT_CEILING_DIRECTORIES` as git keeps it: absolute entries, resolved (those after
+    /// an empty entry as written); the walk never enters one of them.
+    pub ceilings: Vec<PathBuf>,
+    /// `GIT_DISCOVERY_ACROSS_FILESYSTEM` is true: the walk may cross into a parent on
+    /// another file system (by default it stops there).
+    pub across_filesystems: bool,
+    /// `GIT_COMMON_DIR` and `GIT_OBJECT_DIRECTORY`, which git's test of a git directory
+    /// uses (resolved against the cwd).
+    pub dir_env: GitDirEnv,
+}
+
+impl Discovery {
+    /// From the command's environment, with relative paths resolved against `cwd`.
+    #[must_use]
+    pub fn from_env(env: &dyn Fn(&str) -> Option<String>, cwd: &Path) -> Self {
+        let mut ceilings = Vec::new();
+        let mut empty_seen = false;
+        for entry in env("GIT_CEILING_DIRECTORIES")
+            .unwrap_or_default()
+            .split(':')
+        {
+            if entry.is_empty() {
+                empty_seen = true;
+            } else if !Path::new(entry).is_absolute() {
+            } else if empty_seen {
+                ceilings.push(PathBuf::from(entry));
+            } else if let Ok(real) = std::fs::canonicalize(entry) {
+                ceilings.push(real);
+            }
+        }
+        let across_filesystems = env("GIT_DISCOVERY_ACROSS_FILESYSTEM").is_some_and(|value| {
+            matches!(
+                value.to_ascii_lowercase().as_str(),
+                "true" | "yes" | "on" | "1"
+            ) || value.parse::<i64>().is_ok_and(|n| n != 0)
+        });
+        let path = |name: &str| {
+            env(name)
+                .filter(|value| !value.is_empty())
+                .map(|value| resolve(&cwd.join(value)))
+        };
+        Self {
+            ceilings,
+            across_filesystems,
+            dir_env: GitDirEnv {
+                common_dir: path("GIT_COMMON_DIR"),
+                object_directory: path("GIT_OBJECT_DIRECTORY"),
+            },
+        }
+    }
 }
 
 /// Reads `-C`, `--git-dir` and `--work-tree` from a git argv (`argv[0]` is the program),
 /// with `git_dir_env` (`GIT_DIR`) and `work_tree_env` (`GIT_WORK_TREE`) as the fallbacks;
-/// the options win over the environment, as in git.
+/// the options win over the environment, as in git. [`GitLocation::discovery`] is left
+/// at its default (see [`locate_with_env`]).
 #[must_use]
 pub fn locate(
     argv: &[String],
@@ -94,7 +162,40 @@ pub fn locate(
         cwd: here,
         git_dir,
         work_tree,
+        discovery: Discovery::default(),
     }
+}
+
+/// [`locate`] with `GIT_DIR`, `GIT_WORK_TREE` and the discovery variables ([`Discovery`])
+/// taken from `env`.
+#[must_use]
+pub fn locate_with_env(
+    argv: &[String],
+    cwd: &Path,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> GitLocation {
+    let mut location = locate(
+        argv,
+        cwd,
+        env("GIT_DIR").as_deref(),
+        env("GIT_WORK_TREE").as_deref(),
+    );
+    location.discovery = Discovery::from_env(env, &location.cwd);
+    location
+}
+
+/// How git came to the git directory, which decides its working tree.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Found {
+    /// Named by `--git-dir` or `GIT_DIR` (a pointer file there followed).
+    Explicit,
+    /// A `.git` directory or pointer file in `top`, found walking up.
+    DotGit {
+        /// The directory holding `.git`.
+        top: PathBuf,
+    },
+    /// A directory that is itself a git directory (bare-form), found walking up.
+    Bare,
 }
 
 /// The git directory and common directory git would use from `location`.
@@ -108,91 +209,150 @@ pub struct Repository {
     /// `--work-tree`, the cwd under `--git-dir`); `core.worktree` is added by
     /// [`check_repository`]. Their submodules are checked too.
     pub work_trees: Vec<PathBuf>,
+    /// How it was found.
+    pub found: Found,
 }
 
 /// Why a repository may not be used outside the sandbox.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Unsafe(pub String);
 
-/// Finds the repository of `location`; `Ok(None)` when there is none (git would fail).
-/// `writable` says which paths the sandbox can write: during the walk, a writable
-/// directory that only partly looks like a git directory counts as one (git's own test,
-/// `is_git_directory`, accepts a dangling `HEAD` symlink or an executable file as
-/// `objects`, which this walk need not model), so git can never pick a repository the
-/// walk passed over.
+impl From<UntrustedFileError> for Unsafe {
+    fn from(error: UntrustedFileError) -> Self {
+        Self(format!(
+            "{error}: a sandboxed command could have made it so, and Airlock reads only regular files there"
+        ))
+    }
+}
+
+/// Finds the repository of `location` exactly as git's discovery does (`setup.c`,
+/// `setup_git_directory_gently_1`); `Ok(None)` when there is none (git would fail or run
+/// without one). At each level, from the cwd up: a `.git` pointer file, a `.git`
+/// directory that passes git's test of a git directory ([`is_git_directory`]), the
+/// directory itself when it passes that test (a bare repository); the walk stops below a
+/// `GIT_CEILING_DIRECTORIES` entry and, unless `GIT_DISCOVERY_ACROSS_FILESYSTEM`, at a
+/// parent on another file system. `writable` says which paths the sandbox can write: a
+/// writable directory that only partly looks like a git directory (any `HEAD` entry)
+/// counts as one too, as a sandboxed command could complete it.
 ///
 /// # Errors
-/// [`Unsafe`] when a `.git` file or `commondir` cannot be read or parsed (fail closed).
+/// [`Unsafe`] when a `.git` file, `HEAD` or `commondir` cannot be read or parsed, or is a
+/// FIFO or device (fail closed).
 pub fn discover(
     location: &GitLocation,
     writable: &dyn Fn(&Path) -> bool,
 ) -> Result<Option<Repository>, Unsafe> {
     let found = match &location.git_dir {
-        Some(dir) => Some((
-            dir.clone(),
-            Some(
-                location
-                    .work_tree
-                    .clone()
-                    .unwrap_or_else(|| location.cwd.clone()),
-            ),
-        )),
-        None => walk_up(&location.cwd, writable)?
-            .map(|(git_dir, top)| (git_dir, location.work_tree.clone().or(top))),
+        Some(dir) => {
+            // git reads a pointer file named by GIT_DIR (`read_gitfile`).
+            let dir = match std::fs::metadata(dir) {
+                Ok(meta) if meta.is_file() => read_gitfile(dir)?,
+                _ => dir.clone(),
+            };
+            Some((
+                dir,
+                Some(
+                    location
+                        .work_tree
+                        .clone()
+                        .unwrap_or_else(|| location.cwd.clone()),
+                ),
+                Found::Explicit,
+            ))
+        }
+        None => walk_up(&location.cwd, &location.discovery, writable)?.map(|(git_dir, found)| {
+            let top = match &found {
+                Found::DotGit { top } => Some(top.clone()),
+                _ => None,
+            };
+            (git_dir, location.work_tree.clone().or(top), found)
+        }),
     };
-    let Some((git_dir, work_tree)) = found else {
+    let Some((git_dir, work_tree, how)) = found else {
         return Ok(None);
     };
-    open(git_dir, work_tree.into_iter().collect())
+    open_with(
+        git_dir,
+        work_tree.into_iter().collect(),
+        how,
+        &location.discovery.dir_env,
+    )
 }
 
-/// The repository whose git directory is `git_dir`, with its common directory.
+/// The repository whose git directory is `git_dir` (a submodule's: found from its `.git`),
+/// with its common directory.
 pub(super) fn open(
     git_dir: PathBuf,
     work_trees: Vec<PathBuf>,
 ) -> Result<Option<Repository>, Unsafe> {
-    let common_dir = match std::fs::read_to_string(git_dir.join("commondir")) {
-        Ok(text) => resolve(&git_dir.join(text.trim_end_matches(['\n', '\r']))),
-        Err(error) if error.kind() == std::io::ErrorKind::NotFound => git_dir.clone(),
-        Err(error) => {
-            return Err(Unsafe(format!(
-                "{}/commondir cannot be read ({error})",
-                git_dir.display()
-            )));
-        }
-    };
+    let top = work_trees.first().cloned().unwrap_or_default();
+    open_with(
+        git_dir,
+        work_trees,
+        Found::DotGit { top },
+        &GitDirEnv::default(),
+    )
+}
+
+fn open_with(
+    git_dir: PathBuf,
+    work_trees: Vec<PathBuf>,
+    found: Found,
+    dir_env: &GitDirEnv,
+) -> Result<Option<Repository>, Unsafe> {
+    let common_dir = airlock_permissions::common_dir(&git_dir, dir_env)?;
     Ok(Some(Repository {
         git_dir,
         common_dir,
         work_trees,
+        found,
     }))
 }
 
-/// The git directory found walking up from `start`, with the directory it was found in
-/// (the working tree) unless it is a bare repository.
+/// The git directory found walking up from `start`, and how.
 fn walk_up(
     start: &Path,
+    discovery: &Discovery,
     writable: &dyn Fn(&Path) -> bool,
-) -> Result<Option<(PathBuf, Option<PathBuf>)>, Unsafe> {
-    for dir in start.ancestors() {
+) -> Result<Option<(PathBuf, Found)>, Unsafe> {
+    use std::os::unix::fs::MetadataExt as _;
+    // The longest ceiling strictly above the start: the walk never enters it.
+    let ceiling = discovery
+        .ceilings
+        .iter()
+        .filter(|ceiling| start.starts_with(ceiling) && start != ceiling.as_path())
+        .max_by_key(|ceiling| ceiling.as_os_str().len());
+    let device = |dir: &Path| std::fs::metadata(dir).map(|meta| meta.dev()).ok();
+    let start_device = device(start);
+    let is_git_dir = |dir: &Path| -> Result<bool, Unsafe> {
+        Ok(is_git_directory(dir, &discovery.dir_env)? || might_be_git_dir(dir) && writable(dir))
+    };
+    let mut dir = start;
+    loop {
         let dot_git = dir.join(".git");
-        let top = Some(dir.to_path_buf());
+        let top = dir.to_path_buf();
         match std::fs::metadata(&dot_git) {
             // git passes over a `.git` directory that is not a repository; one the
             // sandbox could write is taken (and refused) all the same.
             Ok(meta) if meta.is_dir() => {
-                if looks_bare(&dot_git) || might_be_git_dir(&dot_git) && writable(&dot_git) {
-                    return Ok(Some((dot_git, top)));
+                if is_git_dir(&dot_git)? {
+                    return Ok(Some((dot_git, Found::DotGit { top })));
                 }
             }
-            Ok(meta) if meta.is_file() => return read_gitfile(&dot_git).map(|d| Some((d, top))),
+            Ok(meta) if meta.is_file() => {
+                return read_gitfile(&dot_git).map(|d| Some((d, Found::DotGit { top })));
+            }
             Ok(_) => {
                 return Err(Unsafe(format!(
-                    "{} is not a file or directory",
+                    "{} is not a file or directory (a FIFO or device a sandboxed command could have made)",
                     dot_git.display()
                 )));
             }
-            Err(error) if error.kind() == std::io::ErrorKind::NotFound => {}
+            Err(error)
+                if matches!(
+                    error.kind(),
+                    std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
+                ) => {}
             Err(error) => {
                 return Err(Unsafe(format!(
                     "{} cannot be inspected ({error})",
@@ -200,21 +360,33 @@ fn walk_up(
                 )));
             }
         }
-        if looks_bare(dir) || might_be_git_dir(dir) && writable(dir) {
-            return Ok(Some((dir.to_path_buf(), None)));
+        if is_git_dir(dir)? {
+            return Ok(Some((dir.to_path_buf(), Found::Bare)));
         }
+        let Some(parent) = dir.parent() else {
+            return Ok(None);
+        };
+        if ceiling.is_some_and(|ceiling| !parent.starts_with(ceiling) || parent == ceiling) {
+            return Ok(None);
+        }
+        if !discovery.across_filesystems && device(parent) != start_device {
+            return Ok(None);
+        }
+        dir = parent;
     }
-    Ok(None)
 }
 
 /// A `.git` file: `gitdir: <path>`, relative to the file's directory. Read as git reads
 /// it (`read_gitfile_gently`: the prefix `gitdir: `, then everything up to trailing
 /// newlines, spaces and embedded newlines included); a path with a control character or
 /// leading or trailing blanks is refused, as no tool writes one and a lenient reading of
-/// it would name another directory than git's.
+/// it would name another directory than git's. Read with [`read_untrusted`] (at most
+/// [`MAX_GIT_FILE_BYTES`], git's own limit; never a FIFO or device).
 pub(super) fn read_gitfile(path: &Path) -> Result<PathBuf, Unsafe> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|error| Unsafe(format!("{} cannot be read ({error})", path.display())))?;
+    let bytes = read_untrusted(path, Follow::Yes, Limit::Whole(MAX_GIT_FILE_BYTES))?
+        .ok_or_else(|| Unsafe(format!("{} vanished while it was read", path.display())))?;
+    let text =
+        String::from_utf8(bytes).map_err(|_| Unsafe(format!("{} is not UTF-8", path.display())))?;
     let target = text
         .strip_prefix("gitdir: ")
         .map(|rest| rest.trim_end_matches(['\n', '\r']))
@@ -230,13 +402,8 @@ pub(super) fn read_gitfile(path: &Path) -> Result<PathBuf, Unsafe> {
     Ok(resolve(&base.join(target)))
 }
 
-/// A bare repository: `HEAD`, `objects/` and `refs/` in the directory itself.
-fn looks_bare(dir: &Path) -> bool {
-    dir.join("HEAD").is_file() && dir.join("objects").is_dir() && dir.join("refs").is_dir()
-}
-
 /// Any entry named `HEAD`, whatever its kind (a dangling symlink included): git may take
-/// the directory for a git directory.
+/// the directory for a git directory once the rest is filled in.
 fn might_be_git_dir(dir: &Path) -> bool {
     std::fs::symlink_metadata(dir.join("HEAD")).is_ok()
 }

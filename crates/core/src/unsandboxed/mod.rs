@@ -6,8 +6,10 @@
 //! sandbox. Two kinds of programs read such input from their working tree:
 //! - `git`, which runs programs named by its repository's configuration and hooks: the
 //!   repository git would use is found ([`git_repo`]) and, when it could carry planted
-//!   code, the run stays in the sandbox ([`UnsandboxedReview::refused`]); Mercurial (`hg`,
-//!   `.hg/hgrc` hooks and extensions) likewise;
+//!   code, the run stays in the sandbox ([`UnsandboxedReview::refused`]); otherwise it runs
+//!   pinned to the repository reviewed ([`UnsandboxedReview::git_env`], `git_pin`), so that
+//!   a repository swapped in after the review is not the one git uses; Mercurial (`hg`,
+//!   `.hg/hgrc` hooks and extensions) is checked likewise, without a pin;
 //! - build tools, which run workspace code by design (`cargo build`, `make`, `npm run`):
 //!   nothing can make them safe, so the review only says so ([`UnsandboxedReview::notes`]),
 //!   for `explain`, `-v` and the audit record.
@@ -16,6 +18,7 @@ mod git_argv;
 mod git_checks;
 pub mod git_config;
 mod git_index;
+mod git_pin;
 pub mod git_repo;
 mod hg_repo;
 mod search_path;
@@ -44,6 +47,13 @@ pub struct UnsandboxedReview {
     /// Set when [`Self::refused`] kept an allow rule's bypass from skipping the sandbox.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub bypass_refused: bool,
+    /// Variables that pin the command's `git` to the repository the review checked
+    /// (`GIT_DIR`, and `GIT_WORK_TREE` or `GIT_IMPLICIT_WORK_TREE` where git's rules need
+    /// them): added to the environment of every run outside the sandbox, so that git
+    /// cannot discover a repository a concurrently running sandboxed command swapped in
+    /// after the review (see `git_pin`). Empty when the command runs no git.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub git_env: BTreeMap<String, String>,
 }
 
 impl UnsandboxedReview {
@@ -62,6 +72,11 @@ pub struct ReviewContext<'a> {
     pub env: &'a BTreeMap<String, String>,
     /// The filesystem policy the sandboxed runs of this session use.
     pub fs_policy: &'a FileSystemSandboxPolicy,
+    /// Whether the caller runs the command itself and applies
+    /// [`UnsandboxedReview::git_env`] (`exec`, `serve`, `explain` showing what they do);
+    /// false where another program runs it (the hook decision for a harness): no pin is
+    /// computed, so none can conflict.
+    pub pins_git: bool,
 }
 
 /// Programs that run code from their working tree by design (build scripts, Makefiles,
@@ -162,7 +177,23 @@ pub fn review_command(parsed: &ParsedCommand, ctx: &ReviewContext<'_>) -> Unsand
         search_path::writable_entry(&|name: &str| ctx.env.get(name).cloned(), &writable);
     // Every directory the commands may run in so far (`None`: one we cannot tell).
     let mut dirs: Vec<Option<PathBuf>> = vec![Some(ctx.cwd.to_path_buf())];
-    for argv in parsed.inner_argvs() {
+    // What each git run would be pinned to (`None`: not pinned, `git clone`/`init`), and
+    // the programs that would inherit the pin without being git.
+    let mut pins: Vec<(String, Option<BTreeMap<String, String>>)> = Vec::new();
+    let mut other_programs: Vec<String> = Vec::new();
+    for inner in &parsed.inner {
+        let argv = inner.argv.as_slice();
+        // `git -C x log` is also listed as `git log` (its global options skipped, for the
+        // deny rules): that view is checked too, but git runs only the command as given,
+        // so only that one is pinned.
+        let derived_git_view =
+            matches!(inner.via.last(), Some(airlock_shell::Via::GitGlobalOptions));
+        let mut ignored = Vec::new();
+        let pin_sink = if derived_git_view {
+            &mut ignored
+        } else {
+            &mut pins
+        };
         let Some(program) = argv.first() else {
             continue;
         };
@@ -194,32 +225,30 @@ pub fn review_command(parsed: &ParsedCommand, ctx: &ReviewContext<'_>) -> Unsand
                         "`{}` runs with `{name}` set by the command itself, which changes the repository or configuration git uses",
                         argv.join(" ")
                     )),
-                    None => dirs.iter().find_map(|dir| {
-                        git_refusal(
-                            argv,
-                            &argv.join(" "),
-                            dir.as_deref(),
-                            ctx,
-                            &writable,
-                            home.as_deref(),
-                        )
-                    }),
+                    None => review_git(
+                        argv,
+                        &argv.join(" "),
+                        &dirs,
+                        ctx,
+                        &writable,
+                        home.as_deref(),
+                        pin_sink,
+                    ),
                 };
             }
             // Programs that run git in their working directory's repository (`gh pr
             // status` runs `git` there): that repository is checked as for `git` itself.
             other if GIT_CLIENTS.contains(&other) && review.refused.is_none() => {
                 let plain_git = vec!["git".to_owned()];
-                review.refused = dirs.iter().find_map(|dir| {
-                    git_refusal(
-                        &plain_git,
-                        &format!("{} (which runs git)", argv.join(" ")),
-                        dir.as_deref(),
-                        ctx,
-                        &writable,
-                        home.as_deref(),
-                    )
-                });
+                review.refused = review_git(
+                    &plain_git,
+                    &format!("{} (which runs git)", argv.join(" ")),
+                    &dirs,
+                    ctx,
+                    &writable,
+                    home.as_deref(),
+                    pin_sink,
+                );
             }
             "hg" if review.refused.is_none() => {
                 review.refused = dirs
@@ -227,6 +256,7 @@ pub fn review_command(parsed: &ParsedCommand, ctx: &ReviewContext<'_>) -> Unsand
                     .find_map(|dir| hg_repo::hg_refusal(argv, dir.as_deref(), &writable));
             }
             other if BUILD_TOOLS.contains(&other) => {
+                other_programs.push(argv.join(" "));
                 let note = format!(
                     "`{}` runs code from its working tree (build scripts, configuration, package scripts), which a sandboxed command could have written; outside the sandbox that code runs unconfined",
                     argv.join(" ")
@@ -238,7 +268,75 @@ pub fn review_command(parsed: &ParsedCommand, ctx: &ReviewContext<'_>) -> Unsand
             _ => {}
         }
     }
+    if review.refused.is_none() && ctx.pins_git {
+        match pinned_env(&pins, &other_programs) {
+            Ok(env) => review.git_env = env,
+            Err(why) => review.refused = Some(why),
+        }
+    }
     review
+}
+
+/// The one environment that pins every git run of the command (see [`git_pin`]), or why
+/// there is none: the runs would use different repositories, or a program that must not
+/// inherit the pin (`git clone`, `git init`, a build tool that runs git itself) runs too.
+fn pinned_env(
+    pins: &[(String, Option<BTreeMap<String, String>>)],
+    other_programs: &[String],
+) -> Result<BTreeMap<String, String>, String> {
+    let Some((first_shown, first)) = pins.iter().find(|(_, pin)| pin.is_some()) else {
+        return Ok(BTreeMap::new());
+    };
+    let first = first.clone().unwrap_or_default();
+    let repository = first.get("GIT_DIR").cloned().unwrap_or_default();
+    for (shown, pin) in pins {
+        match pin {
+            Some(pin) if *pin != first => {
+                return Err(format!(
+                    "`{first_shown}` and `{shown}` would use different repositories ({repository} and {}); outside the sandbox Airlock runs git only pinned to the one repository it checked (GIT_DIR), so run them as separate commands",
+                    pin.get("GIT_DIR").map_or("", String::as_str)
+                ));
+            }
+            None => {
+                return Err(format!(
+                    "`{shown}` cannot run with git pinned to the repository Airlock checked for `{first_shown}` (GIT_DIR={repository}); run them as separate commands"
+                ));
+            }
+            Some(_) => {}
+        }
+    }
+    if let Some(program) = other_programs.first() {
+        return Err(format!(
+            "`{program}` would inherit the pin of `{first_shown}` to the repository Airlock checked (GIT_DIR={repository}), which changes what the git it runs does; run them as separate commands"
+        ));
+    }
+    Ok(first)
+}
+
+/// Reviews one git run (`argv`, shown as `shown`) in every directory the shell may have
+/// reached (`dirs`); records in `pins` the pin of the last one (where the run happens
+/// unless an earlier `cd` failed: every one is checked, any pin is to a checked
+/// repository). The refusal, if any.
+fn review_git(
+    argv: &[String],
+    shown: &str,
+    dirs: &[Option<PathBuf>],
+    ctx: &ReviewContext<'_>,
+    writable: &dyn Fn(&Path) -> bool,
+    home: Option<&Path>,
+    pins: &mut Vec<(String, Option<BTreeMap<String, String>>)>,
+) -> Option<String> {
+    let mut last = None;
+    for dir in dirs {
+        match git_review(argv, shown, dir.as_deref(), ctx, writable, home) {
+            Err(why) => return Some(why),
+            Ok(pin) => last = Some(pin),
+        }
+    }
+    if let Some(pin) = last {
+        pins.push((shown.to_owned(), pin));
+    }
+    None
 }
 
 /// `env -C DIR`, `env --chdir=DIR`, `sudo -D DIR` / `--chdir`: the wrapped command runs
@@ -270,41 +368,47 @@ fn cd_target(argv: &[String], current: Option<PathBuf>, home: Option<&Path>) -> 
     }
 }
 
-fn git_refusal(
+/// Reviews one git run in `dir`: the pin of its repository (`None` for `git clone` and
+/// `git init`, which take `GIT_DIR`/`GIT_WORK_TREE` as the repository to create), or why
+/// it must stay in the sandbox.
+fn git_review(
     argv: &[String],
     shown: &str,
     dir: Option<&Path>,
     ctx: &ReviewContext<'_>,
     writable: &dyn Fn(&Path) -> bool,
     home: Option<&Path>,
-) -> Option<String> {
+) -> Result<Option<BTreeMap<String, String>>, String> {
     let Some(dir) = dir else {
-        return Some(format!(
+        return Err(format!(
             "`{}` may run in a directory Airlock cannot determine, so its repository cannot be checked for planted configuration",
             shown
         ));
     };
     if let Some(why) = git_argv::runs_program(argv) {
-        return Some(format!(
+        return Err(format!(
             "`{}` {why}: outside the sandbox that is not checked, so it stays inside",
             shown
         ));
     }
-    let location = git_repo::locate(
-        argv,
-        dir,
-        ctx.env.get("GIT_DIR").map(String::as_str),
-        ctx.env.get("GIT_WORK_TREE").map(String::as_str),
-    );
     let env = |name: &str| ctx.env.get(name).cloned();
+    let location = git_repo::locate_with_env(argv, dir, &env);
     let found = git_repo::check_user_config(&env, writable, home).and_then(|()| {
-        let remotes = match git_repo::discover(&location, writable)? {
-            Some(repo) => git_repo::check_repository_and_remotes(&repo, writable, home)?,
+        let repo = git_repo::discover(&location, writable)?;
+        let remotes = match &repo {
+            Some(repo) => git_repo::check_repository_and_remotes(repo, writable, home)?,
             None => Vec::new(),
         };
-        check_transport(argv, &location.cwd, remotes, writable, home)
+        check_transport(argv, &location.cwd, remotes, writable, home)?;
+        if matches!(
+            git_argv::split_subcommand(argv),
+            Some(("clone" | "init", _))
+        ) {
+            return Ok(None);
+        }
+        git_pin::pin(repo.as_ref(), &location).map(Some)
     });
-    found.err().map(|git_repo::Unsafe(why)| {
+    found.map_err(|git_repo::Unsafe(why)| {
         format!(
             "`{}` would read configuration a sandboxed command could have planted code in: {why}",
             shown
@@ -430,6 +534,7 @@ mod tests {
                 cwd,
                 env: &env,
                 fs_policy: policy,
+                pins_git: true,
             },
         )
     }
@@ -476,6 +581,85 @@ mod tests {
                 .unwrap()
                 .contains("sub/.git is writable")
         );
+    }
+
+    #[test]
+    fn git_runs_are_pinned_to_the_one_repository_reviewed() {
+        let ws = tempfile::tempdir().unwrap();
+        let ws = std::fs::canonicalize(ws.path()).unwrap();
+        git_init(&ws.join("a"));
+        git_init(&ws.join("b"));
+        std::fs::create_dir_all(ws.join("a/sub")).unwrap();
+        // Nothing the sandbox can write here: only the pin is at stake.
+        let policy = writing(Path::new("/nonexistent-root"));
+        let expected: BTreeMap<String, String> = [
+            (
+                "GIT_DIR".to_owned(),
+                ws.join("a/.git").display().to_string(),
+            ),
+            (
+                "GIT_WORK_TREE".to_owned(),
+                ws.join("a").display().to_string(),
+            ),
+        ]
+        .into();
+        for command in [
+            &["git", "status"][..],
+            &["bash", "-lc", "cd sub && git status"],
+            &["bash", "-lc", "git log | head -1"],
+        ] {
+            let found = review(command, &ws.join("a"), &policy);
+            assert_eq!(found.refused, None, "{command:?}");
+            assert_eq!(found.git_env, expected, "{command:?}");
+        }
+        let found = review(&["git", "-C", "../b", "log"], &ws.join("a"), &policy);
+        assert_eq!(found.refused, None, "{found:?}");
+        assert_eq!(
+            found.git_env.get("GIT_DIR"),
+            Some(&ws.join("b/.git").display().to_string())
+        );
+        // No repository: git is kept from finding one planted meanwhile.
+        std::fs::create_dir_all(ws.join("plain")).unwrap();
+        let mut env = BTreeMap::new();
+        env.insert(
+            "GIT_CEILING_DIRECTORIES".to_owned(),
+            ws.display().to_string(),
+        );
+        let parsed = airlock_shell::parse_command(&argv(&["git", "status"])).unwrap();
+        let found = review_command(
+            &parsed,
+            &ReviewContext {
+                cwd: &ws.join("plain"),
+                env: &env,
+                fs_policy: &policy,
+                pins_git: true,
+            },
+        );
+        assert_eq!(
+            found.git_env.get("GIT_DIR").map(String::as_str),
+            Some("/dev/null")
+        );
+        // `git clone` is not pinned; one pin cannot serve two repositories, a clone, or
+        // a build tool that runs git itself.
+        let found = review(&["git", "clone", "a", "c"], &ws, &policy);
+        assert!(found.refused.is_none() && found.git_env.is_empty());
+        for (command, why) in [
+            (
+                "git -C a status && git -C b status",
+                "different repositories",
+            ),
+            (
+                "git -C a pull && git clone a c",
+                "cannot run with git pinned",
+            ),
+            ("git -C a pull && npm install", "would inherit the pin"),
+        ] {
+            let found = review(&["bash", "-lc", command], &ws, &policy);
+            assert!(
+                found.refused.as_deref().is_some_and(|r| r.contains(why)),
+                "{command}: {found:?}"
+            );
+        }
     }
 
     #[test]
