@@ -20,7 +20,6 @@ use crate::exec_support::Dirs;
 use crate::exec_support::airlock_bin;
 use crate::exec_support::stderr;
 use crate::support::apply;
-use crate::support::audit_text;
 use crate::support::code;
 use crate::support::patch;
 
@@ -117,7 +116,7 @@ fn a_planted_link_onto_policy_files_is_refused_even_when_approved() {
 }
 
 /// A planted link to a folder outside every writable root (standing for `~`, with its
-/// `.bashrc`): the patch needs an approval, the approval names the real path, and once
+/// `.bashrc`): the patch needs an approval, the reviewer is told the real path, and once
 /// approved the write lands in that folder *inside* the sandbox (no retry without it).
 /// Denied, nothing is written.
 #[test]
@@ -135,7 +134,11 @@ fn a_planted_link_to_outside_needs_an_approval_that_names_the_real_path() {
         "# the user's\n"
     );
     assert_eq!(dirs.requests("hook").len(), 1, "{}", stderr(&out));
-    dirs.config(&dirs.hook("allow"));
+    // An automatic reviewer that approves: it is asked once, with the real path.
+    dirs.config(&format!(
+        "approvals_reviewer = \"auto_review\"\n{}",
+        dirs.auto_review("allow")
+    ));
     let out = apply(&dirs, &[], patch(body).as_bytes());
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     assert!(
@@ -147,14 +150,20 @@ fn a_planted_link_to_outside_needs_an_approval_that_names_the_real_path() {
         fs::read_to_string(outside.join(".bashrc")).unwrap(),
         "touch /tmp/pwned\n"
     );
-    // The reason the reviewer got names where the write really goes.
     let real = outside.join(".bashrc").display().to_string();
-    let audit = audit_text(&dirs);
-    let last = audit.lines().last().unwrap();
+    let reviews = dirs.requests("review");
+    assert_eq!(reviews.len(), 1, "{reviews:?}");
+    // The reviewer's request names the real path among the files (the terminal prompt shows
+    // it as the changed path: `apply_patch_tmux.rs`).
+    let action = &reviews[0]["action"];
     assert!(
-        last.contains(&format!("resolves to {real}")),
-        "the approval reason does not name {real}: {last}"
+        action["files"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|f| f == real.as_str()),
+        "{action}"
     );
-    let record: serde_json::Value = serde_json::from_str(last).unwrap();
+    let record = dirs.audit().pop().unwrap();
     assert_eq!(record["attempts"].as_array().unwrap().len(), 1, "{record}");
 }

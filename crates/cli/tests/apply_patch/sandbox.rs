@@ -63,13 +63,6 @@ fn a_symlinked_directory_to_outside_needs_an_approval_first() {
         Some(0),
         "{record}"
     );
-    assert!(
-        record.to_string().contains(&format!(
-            "resolves to {}",
-            dirs.outside_path().join("planted.txt").display()
-        )),
-        "{record}"
-    );
 }
 
 /// Approved, a write through a symlinked folder lands where the approval said, still inside

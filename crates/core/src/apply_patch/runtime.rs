@@ -98,6 +98,29 @@ fn approval_files(req: &PatchRequest) -> Vec<PathBuf> {
     files
 }
 
+/// The changes as a reviewer sees them: [`PatchRequest::file_changes`] keyed (and moved) by
+/// where each path really leads, so that a write through a symlink shows the real path
+/// (issue 11, finding F6: "the approval names the resolved path").
+fn approval_changes(req: &PatchRequest) -> BTreeMap<PathBuf, FileChange> {
+    let real = |path: &PathBuf| req.real_paths.get(path).unwrap_or(path).clone();
+    req.file_changes()
+        .into_iter()
+        .map(|(path, change)| {
+            let change = match change {
+                FileChange::Update {
+                    unified_diff,
+                    move_path,
+                } => FileChange::Update {
+                    unified_diff,
+                    move_path: move_path.as_ref().map(real),
+                },
+                other => other,
+            };
+            (real(&path), change)
+        })
+        .collect()
+}
+
 /// The `apply_patch` runtime: runs `<airlock> __apply-patch` (the attempt's Linux helper
 /// executable, which is the `airlock` binary) under the attempt's sandbox.
 #[derive(Debug, Clone, Default)]
@@ -129,7 +152,7 @@ impl Approvable<PatchRequest> for PatchRuntime {
             cwd: req.verified.cwd.clone(),
             files: approval_files(req),
             patch: req.verified.patch.clone(),
-            changes: req.file_changes(),
+            changes: approval_changes(req),
             permissions_preapproved: false,
         }))
     }

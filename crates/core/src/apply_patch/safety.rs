@@ -237,8 +237,10 @@ pub fn assess_patch_safety(
         AskForApproval::Granular(granular) => !granular.allows_sandbox_approval(),
         AskForApproval::UnlessTrusted | AskForApproval::OnRequest => false,
     };
+    // The reviewer sees the real paths in the action's changes and files (see `runtime`);
+    // the first approval carries no reason (front ends tell a retry by its reason).
     let ask = ExecApprovalRequirement::NeedsApproval {
-        reason: links.clone(),
+        reason: None,
         proposed_execpolicy_amendment: None,
     };
     let reject = || ExecApprovalRequirement::Forbidden {
