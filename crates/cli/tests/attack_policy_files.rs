@@ -223,3 +223,40 @@ fn permissions_show_names_the_trusted_projects_policy() {
         "{entry}"
     );
 }
+
+/// A trusted project spelled through a symlink that lies in a writable root (`/tmp/link ->`
+/// the real project): a confined command could re-point the link to a folder of its own, and
+/// a later run in `/tmp/link` would load that folder's rules. The sandbox refuses to start,
+/// naming the symlink and the fix, and creates nothing through the link.
+#[test]
+fn a_trusted_project_spelled_through_a_writable_symlink_is_refused() {
+    let _serial = serial();
+    let dirs = Dirs::new();
+    let real = dirs.outside_path().join("proj");
+    std::fs::create_dir_all(&real).unwrap();
+    let (_tmp, tmp_base) = temp_in("/tmp", "airlock-trusted-link-");
+    let link = tmp_base.join("link");
+    std::os::unix::fs::symlink(&real, &link).unwrap();
+    trust(&dirs, &[&link]);
+    let out = airlock_in(
+        &dirs,
+        &dirs.ws,
+        &[
+            "sandbox",
+            "-P",
+            ":workspace",
+            "--",
+            "sh",
+            "-c",
+            "echo ran > ran",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(125), "{}", all(&out));
+    assert!(
+        all(&out).contains(&format!("crosses writable symlink {}", link.display())),
+        "{}",
+        all(&out)
+    );
+    assert!(!exists(dirs.ws.join("ran")));
+    assert!(!exists(real.join(".airlock")), "created through the link");
+}
