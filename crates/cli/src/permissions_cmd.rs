@@ -7,8 +7,12 @@
 //! because enforcement keeps them read-only too (issue 11; see
 //! `airlock_permissions::git_metadata`); likewise one such entry per startup or configuration
 //! entry of a `$HOME` that lies inside a writable root (its top-level dot entries and the
-//! missing well-known startup names, see `airlock_permissions::home_protected_paths`). Nested
-//! repositories are found when the sandbox starts and are not listed.
+//! missing well-known startup names, see `airlock_permissions::home_protected_paths`), and per
+//! folder later runs read policy from that lies in a writable root (`$AIRLOCK_HOME`,
+//! `$CODEX_HOME`, a trusted project's `.airlock`: `airlock_permissions::policy_locations_from_env`),
+//! whose reasons are listed under the extra key `protected_policy_paths` (`[{path, reason}]`,
+//! present only when there is one). Nested repositories are found when the sandbox starts and
+//! are not listed.
 //!
 //! Exit codes: 0 shown, 1 the config cannot be loaded or compiled, 2 usage error. Warnings go to
 //! stderr as `warning: ...`.
@@ -24,6 +28,7 @@ use airlock_permissions::GitMetadata;
 use airlock_permissions::GitMetadataError;
 use airlock_permissions::HomeProtection;
 use airlock_permissions::PermissionProfile;
+use airlock_permissions::PolicyLocation;
 use airlock_permissions::ProfileSource;
 use airlock_permissions::ProtectAt;
 use airlock_permissions::ResolveContext;
@@ -31,6 +36,7 @@ use airlock_permissions::SelectedPermissions;
 use airlock_permissions::enclosing_git_entries;
 use airlock_permissions::file_system_sandbox_policy;
 use airlock_permissions::load_config;
+use airlock_permissions::policy_locations_from_env;
 use airlock_protocol::FileSystemAccessMode;
 use airlock_protocol::FileSystemPath;
 use airlock_protocol::FileSystemSandboxEntry;
@@ -160,6 +166,14 @@ fn run_show(args: &ShowArgs) -> anyhow::Result<()> {
     let text = if args.json {
         let shown = with_git_locations(&profile, &cwd);
         let mut json = serde_json::to_string(&shown).context("cannot serialise the profile")?;
+        let policy_paths = protected_policy_paths(&profile, &cwd);
+        // Appended as the last key, so that the profile's own keys keep Codex's order.
+        if !policy_paths.is_empty() && json.ends_with('}') {
+            let list = serde_json::to_string(&policy_paths)
+                .context("cannot serialise the protected policy paths")?;
+            json.pop();
+            json.push_str(&format!(",\"protected_policy_paths\":{list}}}"));
+        }
         json.push('\n');
         json
     } else {
@@ -205,6 +219,7 @@ fn summary(
 
     let policy = file_system_sandbox_policy(profile);
     let ctx = ResolveContext::new(cwd);
+    let locations = policy_locations_from_env(cwd);
     if let PermissionProfile::Managed { .. } = profile {
         let kind = if policy.has_full_disk_write_access() {
             "full read and write"
@@ -253,9 +268,8 @@ fn summary(
                     .map(|(_, why)| home_entry_note(why));
                 let note = if *subpath == dot_git {
                     git_entry_note(&git)
-                } else if is_protected_home(&ctx, subpath) {
-                    " (Airlock's or Codex's home: config, rules and audit log, always read-only)"
-                        .to_owned()
+                } else if let Some(location) = policy_location(&locations, subpath) {
+                    format!(" ({})", location.reason())
                 } else if let Some(note) = home_note {
                     note
                 } else if above.skipped.contains(subpath) {
@@ -350,12 +364,36 @@ fn summary(
     out
 }
 
-/// Whether `path` is `$AIRLOCK_HOME` or `$CODEX_HOME` (as listed under a writable root).
-fn is_protected_home(ctx: &ResolveContext, path: &Path) -> bool {
+/// The policy location (`$AIRLOCK_HOME`, `$CODEX_HOME`, a trusted project's `.airlock`) that
+/// `path` is, as listed under a writable root (spelled as the location or resolved).
+fn policy_location<'a>(locations: &'a [PolicyLocation], path: &Path) -> Option<&'a PolicyLocation> {
     let real = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
-    ctx.protected_homes
+    locations
         .iter()
-        .any(|home| home == path || real(home) == real(path))
+        .find(|location| location.path == path || real(&location.path) == real(path))
+}
+
+/// `{"path", "reason"}` for every policy location listed as a read-only subpath of a writable
+/// root of `profile` (issue 11, finding F5), for `--json`.
+fn protected_policy_paths(profile: &PermissionProfile, cwd: &Path) -> Vec<serde_json::Value> {
+    let policy = file_system_sandbox_policy(profile);
+    let ctx = ResolveContext::new(cwd);
+    let locations = policy_locations_from_env(cwd);
+    let mut out: Vec<serde_json::Value> = Vec::new();
+    for root in policy.get_writable_roots(&ctx) {
+        for subpath in &root.read_only_subpaths {
+            if let Some(location) = policy_location(&locations, subpath) {
+                let entry = serde_json::json!({
+                    "path": subpath.display().to_string(),
+                    "reason": location.reason(),
+                });
+                if !out.contains(&entry) {
+                    out.push(entry);
+                }
+            }
+        }
+    }
+    out
 }
 
 /// What `permissions show` adds after a path the `$HOME` rule protects (issue 11).
@@ -441,6 +479,7 @@ fn with_git_locations(profile: &PermissionProfile, cwd: &Path) -> PermissionProf
     };
     let policy = file_system_sandbox_policy(profile);
     let ctx = ResolveContext::new(cwd);
+    let locations = policy_locations_from_env(cwd);
     for root in policy.get_writable_roots(&ctx) {
         let canonical = std::fs::canonicalize(&root.root).unwrap_or_else(|_| root.root.clone());
         let git: Vec<PathBuf> = airlock_permissions::git_metadata(&root.root.join(".git"))
@@ -451,7 +490,13 @@ fn with_git_locations(profile: &PermissionProfile, cwd: &Path) -> PermissionProf
                 .into_iter()
                 .map(|(path, _)| path)
         });
-        for path in git.into_iter().chain(home) {
+        let policy: Vec<PathBuf> = root
+            .read_only_subpaths
+            .iter()
+            .filter(|subpath| policy_location(&locations, subpath).is_some())
+            .cloned()
+            .collect();
+        for path in git.into_iter().chain(home).chain(policy) {
             let listed = root.read_only_subpaths.contains(&path);
             let known = entries
                 .iter()

@@ -174,8 +174,10 @@ fn n_denies_and_changes_nothing() {
     );
 }
 
+/// Issue 11, finding F6: a patch through a symlinked folder that leads outside the writable
+/// roots is asked about before anything runs, and the prompt names the real path.
 #[test]
-fn a_retry_prompt_after_a_sandbox_denial_shows_its_reason_and_y_retries() {
+fn a_prompt_for_a_write_through_a_symlinked_folder_shows_the_real_path_and_y_applies_it() {
     let dirs = Dirs::new();
     dirs.config("");
     std::os::unix::fs::symlink(dirs.outside_path(), dirs.ws.join("door")).unwrap();
@@ -189,7 +191,13 @@ fn a_retry_prompt_after_a_sandbox_denial_shows_its_reason_and_y_retries() {
         return;
     };
     let (prompt, exit) = tmux.answer("y");
-    assert!(prompt.contains("retry reason:"), "{prompt}");
+    // Asked once, before anything runs, naming where the write really goes (issue 11, F6).
+    let real = dirs.outside_path().join("through.txt");
+    assert!(
+        prompt.contains(&format!("add {}", real.display())),
+        "{prompt}"
+    );
+    assert!(!prompt.contains("retry reason:"), "{prompt}");
     assert_eq!(exit, "EXIT=0");
     assert_eq!(
         std::fs::read_to_string(dirs.outside_path().join("through.txt")).unwrap(),

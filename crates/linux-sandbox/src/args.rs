@@ -41,7 +41,9 @@ pub struct HelperArgs {
     /// Inherited descriptor on which the helper reports set-up failures and bubblewrap
     /// its JSON status (so the launcher can tell a set-up failure from the command's own).
     pub status_fd: Option<i32>,
-    /// Extra folders kept read-only like `$AIRLOCK_HOME` (the launcher's homes).
+    /// Extra folders kept read-only like `$AIRLOCK_HOME` (the launcher's policy folders:
+    /// its homes and its trusted projects' `.airlock`, see
+    /// `airlock_permissions::policy_locations_from_env`).
     pub protected_homes: Vec<PathBuf>,
     /// Extra user homes whose startup entries stay read-only when inside a writable root
     /// (the launcher's `$HOME`; see `airlock_permissions::ResolveContext::user_homes`).

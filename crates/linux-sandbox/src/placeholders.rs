@@ -222,9 +222,7 @@ fn create(path: &Path, kind: PlaceholderKind) -> io::Result<()> {
             .mode(PLACEHOLDER_MODE)
             .create(path)
             // The umask may have cleared bits; the mode is the placeholder's marker.
-            .and_then(|()| {
-                std::fs::set_permissions(path, std::fs::Permissions::from_mode(PLACEHOLDER_MODE))
-            }),
+            .and_then(|()| set_placeholder_mode(path)),
         PlaceholderKind::File => std::fs::OpenOptions::new()
             .write(true)
             .create_new(true)
@@ -238,6 +236,19 @@ fn create(path: &Path, kind: PlaceholderKind) -> io::Result<()> {
     match made {
         Err(e) if e.kind() == io::ErrorKind::AlreadyExists => Ok(()),
         other => other,
+    }
+}
+
+/// Gives the directory just created at `path` the placeholder mode, through a descriptor
+/// opened without following a symlink (issue 11, finding F12: a sandbox running meanwhile
+/// can replace the new directory with a symlink to any file, and a `chmod` by path, run as
+/// the launching user, would change that file's mode). A symlink or file there now is left
+/// alone (`lock_placeholder` then sees it is no placeholder).
+fn set_placeholder_mode(path: &Path) -> io::Result<()> {
+    match open_dir(path) {
+        Ok(dir) => dir.set_permissions(std::fs::Permissions::from_mode(PLACEHOLDER_MODE)),
+        Err(e) if matches!(e.raw_os_error(), Some(libc::ELOOP | libc::ENOTDIR)) => Ok(()),
+        Err(e) => Err(e),
     }
 }
 
@@ -289,6 +300,28 @@ fn lock_placeholder(path: &Path, kind: PlaceholderKind) -> io::Result<Option<Fil
 #[allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is the failure report
 mod tests {
     use super::*;
+
+    /// Issue 11, finding F12 (launch race): a sandbox running meanwhile replaces the
+    /// directory the launcher just created with a symlink before its mode is set. Here the
+    /// symlink is in place when the mode is set: `chmod` by path (the code before) made the
+    /// link's target 0555; through a no-follow descriptor nothing changes.
+    #[test]
+    fn setting_the_mode_never_follows_a_symlink() {
+        let root = tempfile::tempdir().unwrap();
+        let target = root.path().join("victim");
+        std::fs::write(&target, "secret").unwrap();
+        std::fs::set_permissions(&target, std::fs::Permissions::from_mode(0o600)).unwrap();
+        let link = root.path().join(".codex");
+        std::os::unix::fs::symlink(&target, &link).unwrap();
+        set_placeholder_mode(&link).unwrap();
+        let mode = std::fs::metadata(&target).unwrap().permissions().mode() & 0o7777;
+        assert_eq!(mode, 0o600);
+        let dir = root.path().join(".aws");
+        std::fs::create_dir(&dir).unwrap();
+        set_placeholder_mode(&dir).unwrap();
+        let mode = std::fs::metadata(&dir).unwrap().permissions().mode() & 0o7777;
+        assert_eq!(mode, PLACEHOLDER_MODE);
+    }
 
     fn guard_for(paths: &[PathBuf]) -> PlaceholderGuard {
         PlaceholderGuard::acquire(paths).unwrap()

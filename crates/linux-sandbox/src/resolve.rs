@@ -344,6 +344,19 @@ pub fn resolve_mount_inputs_in(
                 }
                 continue;
             }
+            // A missing policy folder (a trusted project's `.airlock`, a home) spelled
+            // through a symlink the command could re-point: no mount can keep it from
+            // pointing the name at a folder of its own, which later runs would trust, and
+            // its stand-in would be created wherever the link points (issue 11, F5, F12).
+            if ctx.protected_homes.contains(sub)
+                && let Some(link) = first_symlink(&remapped)
+                && in_writable(link.parent().unwrap_or(Path::new("/")))
+            {
+                return Err(ResolveError::ReadOnlyCrossesSymlink {
+                    path: remapped,
+                    symlink: link,
+                });
+            }
             let is_protected_name = remapped.parent() == Some(root.as_path())
                 && remapped
                     .file_name()

@@ -20,10 +20,11 @@ pub struct ResolveContext {
     pub cwd: PathBuf,
     /// `$TMPDIR` when set and usable (see [`ResolveContext::new`]).
     pub tmpdir: Option<PathBuf>,
-    /// `$AIRLOCK_HOME` (default `~/.airlock`) and `$CODEX_HOME` (default `~/.codex`),
-    /// absolute: they hold configuration, rules and the audit log that later runs trust, so
-    /// they are never writable — read-only wherever a writable root contains them, and a
-    /// writable root inside one is refused (issue 11 item 7).
+    /// `$AIRLOCK_HOME` (default `~/.airlock`), `$CODEX_HOME` (default `~/.codex`) and the
+    /// `.airlock` folder of every trusted project, absolute: they hold configuration, rules
+    /// and the audit log that later runs trust, so they are never writable — read-only
+    /// wherever a writable root contains them (a missing one cannot be created), and a
+    /// writable root inside one is refused (issue 11 item 7, finding F5).
     pub protected_homes: Vec<PathBuf>,
     /// The user's home directories (`$HOME` of the process, and the launcher's when the
     /// helper runs with the command's environment), absolute: when one lies inside a writable
@@ -127,26 +128,17 @@ pub fn tmpdir_from_env() -> (Option<PathBuf>, Option<IgnoredTmpdir>) {
     }
 }
 
-/// `$AIRLOCK_HOME` (default `$HOME/.airlock`) and `$CODEX_HOME` (default `$HOME/.codex`) of
-/// this process, absolute against `cwd`; an unset home without `$HOME` is left out.
+/// The folders later runs read policy and configuration from, absolute against `cwd`:
+/// `$AIRLOCK_HOME` (default `$HOME/.airlock`), `$CODEX_HOME` (default `$HOME/.codex`) and the
+/// `.airlock` folder of every project `$AIRLOCK_HOME/config.toml` trusts (see
+/// [`crate::policy_locations_from_env`], which also says why for each); an unset home without
+/// `$HOME` is left out.
 #[must_use]
 pub fn protected_homes_from_env(cwd: &Path) -> Vec<PathBuf> {
-    let var = |name: &str| {
-        std::env::var_os(name)
-            .filter(|v| !v.is_empty())
-            .map(PathBuf::from)
-    };
-    let home = var("HOME");
-    let mut out = Vec::new();
-    for (name, default) in [("AIRLOCK_HOME", ".airlock"), ("CODEX_HOME", ".codex")] {
-        if let Some(dir) = var(name).or_else(|| home.as_ref().map(|h| h.join(default))) {
-            let dir = absolutize(&dir, cwd);
-            if dir.parent().is_some() && !out.contains(&dir) {
-                out.push(dir);
-            }
-        }
-    }
-    out
+    crate::policy_locations::policy_locations_from_env(cwd)
+        .into_iter()
+        .map(|location| location.path)
+        .collect()
 }
 
 /// `$HOME` of this process, absolute against `cwd` (a relative value protects more, never

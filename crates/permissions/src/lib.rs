@@ -11,7 +11,8 @@
 //! [`git_metadata()`] and [`enclosing_git_entries`] find everything git reads a repository from,
 //! so that a protected `.git` protects its repository wherever it lives. Writable roots are
 //! judged by where they resolve to (`root_judge`): `$TMPDIR` is validated, `$AIRLOCK_HOME` and
-//! `$CODEX_HOME` are never writable, and a symlinked root into a protected, denied or
+//! `$CODEX_HOME` are never writable (nor the `.airlock` of a trusted project:
+//! [`policy_locations_from_env`]), and a symlinked root into a protected, denied or
 //! read-only place stays read-only ([`RefusedWritableRoot`] says why). A user's `$HOME` inside a
 //! writable root keeps its startup and configuration entries read-only ([`home_protected_paths`]).
 //!
@@ -38,6 +39,7 @@ mod materialize;
 pub mod network;
 mod overrides;
 mod paths;
+mod policy_locations;
 mod queries;
 mod read_deny;
 mod root_judge;
@@ -110,6 +112,11 @@ pub use overrides::apply_override;
 pub use overrides::parse_override;
 pub use paths::absolutize;
 pub use paths::normalize_lexically;
+pub use policy_locations::PolicyLocation;
+pub use policy_locations::PolicySource;
+pub use policy_locations::policy_locations_from_env;
+pub use policy_locations::trusted_project_dirs;
+pub use policy_locations::trusted_projects_in_file;
 pub use queries::FileSystemPolicyQueries;
 pub use queries::RefusedWritableRoot;
 pub use queries::WritableRoot;

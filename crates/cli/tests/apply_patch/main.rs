@@ -10,5 +10,6 @@ mod exec_support;
 mod bad_input;
 mod cache;
 mod cli;
+mod links;
 mod sandbox;
 mod support;

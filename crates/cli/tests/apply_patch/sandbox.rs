@@ -34,8 +34,11 @@ fn a_hard_link_to_an_outside_file_is_not_written_through() {
     );
 }
 
+/// The folder is judged where it really leads (issue 11, finding F6): the lexical check
+/// says "inside", the resolved path is outside every writable root, so the patch needs an
+/// approval before anything runs; with nobody to ask, nothing runs.
 #[test]
-fn a_symlinked_directory_to_outside_is_judged_by_the_kernel() {
+fn a_symlinked_directory_to_outside_needs_an_approval_first() {
     let dirs = Dirs::new();
     dirs.config("");
     std::os::unix::fs::symlink(dirs.outside_path(), dirs.ws.join("door")).unwrap();
@@ -44,8 +47,6 @@ fn a_symlinked_directory_to_outside_is_judged_by_the_kernel() {
         &[],
         patch("*** Add File: door/planted.txt\n+x\n").as_bytes(),
     );
-    // The lexical check says "inside"; the sandbox refuses the write; the retry needs an
-    // approval nobody can give here.
     assert_eq!(code(&out), 125, "{}", stderr(&out));
     // Then the cause (no terminal) and the ways forward (issue 17).
     assert!(
@@ -57,11 +58,17 @@ fn a_symlinked_directory_to_outside_is_judged_by_the_kernel() {
     );
     assert!(!dirs.outside_path().join("planted.txt").exists());
     let record = dirs.audit().pop().unwrap();
-    assert_eq!(record["attempts"][0]["sandbox_denied"], true);
+    assert_eq!(
+        record["attempts"].as_array().map(Vec::len),
+        Some(0),
+        "{record}"
+    );
 }
 
+/// Approved, a write through a symlinked folder lands where the approval said, still inside
+/// the sandbox (the real folder is added as writable, as for any approved outside write).
 #[test]
-fn an_approved_retry_after_a_sandbox_denial_lands() {
+fn an_approved_write_through_a_symlinked_folder_lands_sandboxed() {
     let dirs = Dirs::new();
     dirs.config(&dirs.hook("allow"));
     std::os::unix::fs::symlink(dirs.outside_path(), dirs.ws.join("door")).unwrap();
@@ -71,7 +78,7 @@ fn an_approved_retry_after_a_sandbox_denial_lands() {
         patch("*** Add File: door/approved.txt\n+ok\n").as_bytes(),
     );
     assert_eq!(code(&out), 0, "{}", stderr(&out));
-    assert!(stderr(&out).contains("retried without the sandbox"));
+    assert!(!stderr(&out).contains("retried without the sandbox"));
     assert_eq!(
         fs::read_to_string(dirs.outside_path().join("approved.txt")).unwrap(),
         "ok\n"

@@ -2,8 +2,11 @@
 //! the sandbox with the request on stdin (spec 11 §Enforcement).
 //!
 //! The child verifies the patch again against the files *as the sandbox shows them*, checks
-//! that the result is exactly what was approved, and applies it with [`write_atomically`].
+//! that the result is exactly what was approved and that every path still leads where the
+//! parent judged it to ([`HelperRequest::real_paths`]), and applies it atomically there
+//! (see `write`).
 
+use std::collections::BTreeMap;
 use std::io::Read as _;
 use std::path::Path;
 use std::path::PathBuf;
@@ -14,7 +17,9 @@ use airlock_patch::verify_patch;
 use serde::Deserialize;
 use serde::Serialize;
 
-use super::write::write_atomically;
+use super::resolve::resolve_target;
+use super::write::RealWrite;
+use super::write::write_resolved;
 
 /// The hidden subcommand that applies a patch (dispatched before argument parsing).
 pub const APPLY_PATCH_HELPER_SUBCOMMAND: &str = "__apply-patch";
@@ -31,6 +36,12 @@ pub struct HelperRequest {
     pub patch: String,
     /// The changes the reviewer saw; the child refuses to write anything else.
     pub changes: Vec<VerifiedChange>,
+    /// Where the parent judged each path to be written (issue 11, finding F6): the path as
+    /// the patch names it → its real path ([`real_paths_of`](super::real_paths_of)). The
+    /// child resolves every path again and refuses to write when one differs or is missing,
+    /// so a symlink swapped on the way after the check is never written through.
+    #[serde(default)]
+    pub real_paths: BTreeMap<PathBuf, PathBuf>,
 }
 
 /// Largest file a patch may read: 256 MiB (a bigger one is refused, not read).
@@ -122,7 +133,37 @@ pub fn apply_request(request: &HelperRequest) -> HelperOutcome {
                 .to_owned(),
         );
     }
-    match write_atomically(&verified.final_writes) {
+    let mut reals = Vec::with_capacity(verified.final_writes.len());
+    for write in &verified.final_writes {
+        let real = match resolve_target(&write.path) {
+            Ok(resolved) => resolved.real,
+            Err(error) => return failed(format!("apply_patch: {error}; nothing was changed")),
+        };
+        match request.real_paths.get(&write.path) {
+            Some(checked) if *checked == real => reals.push(real),
+            Some(checked) => {
+                return failed(format!(
+                    "apply_patch: {} now leads to {}, but the patch was checked and approved for {}: a symlink on the way changed after the check; nothing was changed (verify the patch again)",
+                    write.path.display(),
+                    real.display(),
+                    checked.display()
+                ));
+            }
+            None => {
+                return failed(format!(
+                    "apply_patch: {} was not checked before the write; nothing was changed",
+                    write.path.display()
+                ));
+            }
+        }
+    }
+    let writes: Vec<RealWrite<'_>> = verified
+        .final_writes
+        .iter()
+        .zip(&reals)
+        .map(|(write, real)| RealWrite { write, real })
+        .collect();
+    match write_resolved(&writes) {
         Ok(()) => HelperOutcome {
             exit_code: 0,
             stdout: verified.summary(),

@@ -4,14 +4,18 @@
 //! [`write_atomically`]) and its audit record ([`PatchAuditRecord`]).
 //!
 //! [`Session::apply_patch`](crate::Session::apply_patch) ties them together: parse → refuse
-//! protected metadata and deny-read paths → verify (read the sources, compute new contents and
-//! diffs) → assess → [`ToolOrchestrator::run`](crate::ToolOrchestrator::run) with
-//! [`PatchRuntime`].
+//! protected metadata, policy folders and deny-read paths, judged where each path really
+//! leads ([`resolve_target`]: through every symlink on the way, issue 11 finding F6) → verify
+//! (read the sources, compute new contents and diffs) → assess → [`ToolOrchestrator::run`](
+//! crate::ToolOrchestrator::run) with [`PatchRuntime`]; the child writes exactly at the real
+//! paths the parent judged ([`real_paths_of`]), opening folders without following symlinks.
 
 mod audit;
+mod dirs;
 mod events;
 mod files;
 mod helper;
+mod resolve;
 mod runtime;
 mod safety;
 mod write;
@@ -33,6 +37,12 @@ pub use helper::MAX_HELPER_REQUEST_BYTES;
 pub use helper::MAX_PATCHED_FILE_BYTES;
 pub use helper::apply_request;
 pub use helper::run_helper;
+pub use resolve::MAX_SYMLINK_HOPS;
+pub use resolve::ResolveTargetError;
+pub use resolve::ResolvedTarget;
+pub use resolve::real_paths_of;
+pub use resolve::resolve_folder;
+pub use resolve::resolve_target;
 pub use runtime::PatchRequest;
 pub use runtime::PatchRuntime;
 pub use safety::OUTSIDE_PROJECT_REJECT_REASON;

@@ -47,6 +47,10 @@ pub struct PatchRequest {
     pub extra_writable_dirs: Vec<PathBuf>,
     /// The session's environment; the child gets only `PATH`, `TMPDIR`, `TMP`, `TEMP`.
     pub env: BTreeMap<String, String>,
+    /// Where each affected path really leads, as judged before approval
+    /// ([`real_paths_of`](super::real_paths_of)); the child writes exactly there or not at
+    /// all (issue 11, finding F6).
+    pub real_paths: BTreeMap<PathBuf, PathBuf>,
 }
 
 impl PatchRequest {
@@ -80,6 +84,43 @@ impl PatchRequest {
     }
 }
 
+/// The files an approval covers (the session-cache keys, spec 11 §Approval): every affected
+/// path as the patch names it, plus the real path of each one a symlink sends elsewhere, so
+/// that an approval given before a link was planted does not cover where it now leads.
+fn approval_files(req: &PatchRequest) -> Vec<PathBuf> {
+    let mut files = req.verified.affected_paths();
+    for (path, real) in &req.real_paths {
+        if path != real && !files.contains(real) {
+            files.push(real.clone());
+        }
+    }
+    files.sort();
+    files
+}
+
+/// The changes as a reviewer sees them: [`PatchRequest::file_changes`] keyed (and moved) by
+/// where each path really leads, so that a write through a symlink shows the real path
+/// (issue 11, finding F6: "the approval names the resolved path").
+fn approval_changes(req: &PatchRequest) -> BTreeMap<PathBuf, FileChange> {
+    let real = |path: &PathBuf| req.real_paths.get(path).unwrap_or(path).clone();
+    req.file_changes()
+        .into_iter()
+        .map(|(path, change)| {
+            let change = match change {
+                FileChange::Update {
+                    unified_diff,
+                    move_path,
+                } => FileChange::Update {
+                    unified_diff,
+                    move_path: move_path.as_ref().map(real),
+                },
+                other => other,
+            };
+            (real(&path), change)
+        })
+        .collect()
+}
+
 /// The `apply_patch` runtime: runs `<airlock> __apply-patch` (the attempt's Linux helper
 /// executable, which is the `airlock` binary) under the attempt's sandbox.
 #[derive(Debug, Clone, Default)]
@@ -109,9 +150,9 @@ impl Approvable<PatchRequest> for PatchRuntime {
             id: call_id.to_owned(),
             environment_id: req.environment_id.clone(),
             cwd: req.verified.cwd.clone(),
-            files: req.verified.affected_paths(),
+            files: approval_files(req),
             patch: req.verified.patch.clone(),
-            changes: req.file_changes(),
+            changes: approval_changes(req),
             permissions_preapproved: false,
         }))
     }
@@ -199,6 +240,7 @@ impl ToolRuntime<PatchRequest> for PatchRuntime {
             cwd: req.verified.cwd.clone(),
             patch: req.verified.patch.clone(),
             changes: req.verified.changes.clone(),
+            real_paths: req.real_paths.clone(),
         };
         let input = serde_json::to_vec(&request)
             .map_err(|error| ExecError::Action(std::io::Error::other(error)))?;

@@ -10,8 +10,11 @@ use airlock_patch::ParsedPatch;
 use airlock_patch::normalize_lexically;
 use airlock_permissions::ENFORCED_PROTECTED_NAMES;
 use airlock_permissions::FileSystemPolicyQueries;
+use airlock_permissions::PolicyLocation;
 use airlock_permissions::ReadDenyMatcher;
 use airlock_permissions::ResolveContext;
+use airlock_permissions::is_writable_under;
+use airlock_permissions::policy_locations_from_env;
 use airlock_permissions::to_legacy_sandbox_policy;
 use airlock_protocol::AskForApproval;
 use airlock_protocol::ExecApprovalRequirement;
@@ -20,6 +23,10 @@ use airlock_protocol::FileSystemSandboxKind;
 use airlock_protocol::FileSystemSandboxPolicy;
 use airlock_protocol::PermissionProfile;
 use airlock_protocol::SandboxPolicy;
+
+use super::resolve::ResolvedTarget;
+use super::resolve::resolve_folder;
+use super::resolve::resolve_target;
 
 /// Reject reason under a read-only profile (reference §A6).
 pub const READ_ONLY_REJECT_REASON: &str =
@@ -65,12 +72,19 @@ pub fn named_paths(parsed: &ParsedPatch, cwd: &Path) -> Vec<(String, PathBuf)> {
     out
 }
 
-/// The refusal for a patch that names protected metadata or a path the profile denies
-/// reading, checked on the parsed patch before any file is read (spec 11 §Verification).
+/// The refusal for a patch that names protected metadata, a folder later runs read policy
+/// from, or a path the profile denies reading, checked on the parsed patch before any file is
+/// read (spec 11 §Verification; issue 11 finding F6).
 ///
-/// Protected metadata: any `.git` component (the repository's and every nested repository's
-/// `.git`), and `.codex`, `.agents`, `.aws`, `.airlock` at the top of a writable root, a
-/// workspace root or the cwd ([`ENFORCED_PROTECTED_NAMES`]).
+/// Every path is judged as written *and* where it really leads ([`resolve_target`]: through
+/// every symlink on the way, `..` in link targets included, as the kernel resolves it; the
+/// last component is replaced by rename, never followed). Protected metadata: any `.git`
+/// component (the repository's and every nested repository's `.git`), and `.codex`,
+/// `.agents`, `.aws`, `.airlock` at the top of a writable root, a workspace root or the cwd
+/// ([`ENFORCED_PROTECTED_NAMES`]). Policy folders: `$AIRLOCK_HOME`, `$CODEX_HOME` and the
+/// `.airlock` of every trusted project ([`policy_locations_from_env`]), wherever they lie.
+/// A refusal through a symlink names the link and where it leads. A path whose symlinks
+/// cannot be resolved (a loop) is refused too.
 #[must_use]
 pub fn refusal_before_reading(
     paths: &[(String, PathBuf)],
@@ -85,45 +99,63 @@ pub fn refusal_before_reading(
         .collect();
     roots.extend(policy.workspace_roots.iter().cloned());
     roots.push(policy.policy_cwd.to_path_buf());
-    let real_roots: Vec<PathBuf> = roots.iter().map(|root| resolve_existing(root)).collect();
+    let real_roots: Vec<PathBuf> = roots.iter().map(|root| real_folder(root)).collect();
+    let locations: Vec<(PolicyLocation, PathBuf)> = policy_locations_from_env(policy.policy_cwd)
+        .into_iter()
+        .map(|location| {
+            let real = real_folder(&location.path);
+            (location, real)
+        })
+        .collect();
     let denied = ReadDenyMatcher::new(policy.fs_policy, &ctx);
     for (display, path) in paths {
-        // Judged as written and through the folders' symlinks (`ws/innocent -> .git` must not
-        // make `innocent/hooks/x` look harmless); the last component is replaced by rename,
-        // never followed.
+        let resolved = match resolve_target(path) {
+            Ok(resolved) => resolved,
+            Err(error) => return Some(format!("refusing to write {display}: {error}")),
+        };
+        let via = if resolved.link.is_some() {
+            format!(" ({})", resolved.via())
+        } else {
+            String::new()
+        };
+        // Judged as written and where it really leads (`ws/innocent -> .git` must not make
+        // `innocent/hooks/x` look harmless).
         let protected = protected_name(path, &roots)
-            .or_else(|| protected_name(&resolve_existing(path), &real_roots));
-        if let Some(name) = protected {
+            .or_else(|| protected_name(&resolved.real, &real_roots))
+            .map(|name| format!("'{name}' is protected metadata that a patch never writes"))
+            .or_else(|| {
+                locations
+                    .iter()
+                    .find(|(location, real)| {
+                        path.starts_with(&location.path) || resolved.real.starts_with(real)
+                    })
+                    .map(|(location, _)| {
+                        format!(
+                            "{} is a folder later runs read policy from ({}), which a patch never writes",
+                            location.path.display(),
+                            location.reason()
+                        )
+                    })
+            });
+        if let Some(what) = protected {
             return Some(format!(
-                "refusing to write {display}: '{name}' is protected metadata that a patch never \
-                 writes (it could make later commands run outside the sandbox); change it yourself \
-                 outside the agent"
+                "refusing to write {display}{via}: {what} (it could make later commands run \
+                 outside the sandbox); change it yourself outside the agent"
             ));
         }
-        if denied.is_read_denied(path) {
+        if denied.is_read_denied(path) || denied.is_read_denied(&resolved.real) {
             return Some(format!(
-                "refusing {display}: the permission profile denies reading it, so apply_patch \
-                 neither reads nor shows it"
+                "refusing {display}{via}: the permission profile denies reading it, so \
+                 apply_patch neither reads nor shows it"
             ));
         }
     }
     None
 }
 
-/// `path` with its existing folders resolved through symlinks: the canonical form of the
-/// parent (or the nearest existing ancestor) joined with the rest. The filesystem is read.
-fn resolve_existing(path: &Path) -> PathBuf {
-    let mut ancestors = path.ancestors();
-    if path.parent().is_some() {
-        ancestors.next();
-    }
-    for ancestor in ancestors {
-        if let Ok(real) = std::fs::canonicalize(ancestor) {
-            let rest = path.strip_prefix(ancestor).unwrap_or(Path::new(""));
-            return real.join(rest);
-        }
-    }
-    path.to_path_buf()
+/// `dir` resolved through its symlinks (as written when it cannot be).
+fn real_folder(dir: &Path) -> PathBuf {
+    resolve_folder(dir).unwrap_or_else(|_| dir.to_path_buf())
 }
 
 /// Names compare without ASCII case: on a case-insensitive filesystem `.GIT` is `.git`.
@@ -170,25 +202,52 @@ pub fn assess_patch_safety(
 ) -> PatchAssessment {
     let ctx = ResolveContext::new(policy.policy_cwd);
     let mut extra_writable_dirs: Vec<PathBuf> = Vec::new();
+    // Paths that cross a symlink to somewhere not writable: the reviewer is told where.
+    let mut leads_out: Vec<String> = Vec::new();
     for path in paths {
-        if !is_writable(policy.fs_policy, &ctx, path)
-            && let Some(dir) = nearest_existing_dir(path)
+        // A path that cannot be resolved was refused before reading; here it is judged as
+        // written and never counts as writable.
+        let resolved = resolve_target(path).ok();
+        let real = resolved
+            .as_ref()
+            .map_or(path.as_path(), |r| r.real.as_path());
+        let writable_as_named = is_writable(policy.fs_policy, &ctx, path);
+        let writable_really = resolved.is_some()
+            && (real == path.as_path() || is_writable_under(policy.fs_policy, real, &ctx));
+        if writable_as_named && !writable_really {
+            leads_out.push(format!(
+                "{} {}, outside the writable roots",
+                path.display(),
+                resolved
+                    .as_ref()
+                    .map(ResolvedTarget::via)
+                    .unwrap_or_default()
+            ));
+        }
+        if !(writable_as_named && writable_really)
+            && let Some(dir) = nearest_existing_dir(real)
             && !extra_writable_dirs.contains(&dir)
         {
             extra_writable_dirs.push(dir);
         }
     }
+    let links = (!leads_out.is_empty()).then(|| leads_out.join("; "));
     let rejects = match approval_policy {
         AskForApproval::Never => true,
         AskForApproval::Granular(granular) => !granular.allows_sandbox_approval(),
         AskForApproval::UnlessTrusted | AskForApproval::OnRequest => false,
     };
+    // The reviewer sees the real paths in the action's changes and files (see `runtime`);
+    // the first approval carries no reason (front ends tell a retry by its reason).
     let ask = ExecApprovalRequirement::NeedsApproval {
         reason: None,
         proposed_execpolicy_amendment: None,
     };
     let reject = || ExecApprovalRequirement::Forbidden {
-        reason: format!("{PATCH_REJECTED_PREFIX}{}", reject_reason(policy)),
+        reason: match &links {
+            Some(links) => format!("{PATCH_REJECTED_PREFIX}{} ({links})", reject_reason(policy)),
+            None => format!("{PATCH_REJECTED_PREFIX}{}", reject_reason(policy)),
+        },
     };
     let requirement = if approval_policy == AskForApproval::UnlessTrusted {
         ask

@@ -5,13 +5,23 @@
 //! Runs in the sandboxed child, so every write is judged by the kernel. A target is always
 //! *replaced* by `rename`, never written into: a hard link or symlink in the workspace that
 //! points outside is swapped for a new file, and the outside inode is never touched.
+//!
+//! Where a target is written is decided once (issue 11, finding F6): each path's folder is
+//! resolved through its symlinks ([`resolve_target`]), and that real folder is then opened
+//! component by component from `/` without following any symlink (`O_NOFOLLOW`), every later
+//! step (temporary file, `rename`, `unlink`) working relative to the opened folder. A symlink
+//! swapped in on the way after the check makes the write fail instead of following it. (On
+//! platforms without `openat`, the real path is used as a path; the check is then not
+//! race-free.)
 
-use std::fs;
+use std::ffi::OsString;
 use std::io::Write as _;
-use std::path::Path;
 use std::path::PathBuf;
 
 use airlock_patch::FinalWrite;
+
+use super::dirs::Dir;
+use super::resolve::resolve_target;
 
 /// Why applying stopped; the message names the file and the OS error (which is what sandbox
 /// denial detection reads, spec 05).
@@ -55,18 +65,57 @@ fn display_paths(paths: &[PathBuf]) -> String {
 
 /// One prepared write.
 struct Prepared {
+    /// The path as the patch names it (for messages).
     target: PathBuf,
-    temp: Option<PathBuf>,
+    /// The real folder, opened without following symlinks (`None`: a removal whose folder
+    /// is missing, nothing to do).
+    dir: Option<Dir>,
+    /// The last component.
+    name: OsString,
+    /// The temporary file's name in `dir`, or `None` for a removal.
+    temp: Option<OsString>,
+}
+
+/// One write with where it really goes: `real` is [`resolve_target`]'s result for
+/// `write.path` (the parent's check and the child's agree on it, see `helper`).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct RealWrite<'a> {
+    /// The write as verified.
+    pub write: &'a FinalWrite,
+    /// Its real path.
+    pub real: &'a std::path::Path,
 }
 
 /// Writes `writes` all-or-nothing: phase 1 writes every new content to a temporary file in
-/// the target's directory (creating missing folders) and proves every removal's directory is
+/// the target's real folder (creating missing folders) and proves every removal's folder is
 /// writable; any failure undoes phase 1 and returns [`WriteError::Prepare`]. Phase 2 renames
-/// the temporary files over the targets and removes deleted files.
+/// the temporary files over the targets and removes deleted files. Each path is resolved
+/// first (see the module docs).
 ///
 /// # Errors
 /// [`WriteError`], naming the file.
 pub fn write_atomically(writes: &[FinalWrite]) -> Result<(), WriteError> {
+    let mut reals = Vec::with_capacity(writes.len());
+    for write in writes {
+        let real = resolve_target(&write.path).map_err(|error| WriteError::Prepare {
+            path: write.path.clone(),
+            source: std::io::Error::other(error.to_string()),
+        })?;
+        reals.push(real.real);
+    }
+    let resolved: Vec<RealWrite<'_>> = writes
+        .iter()
+        .zip(&reals)
+        .map(|(write, real)| RealWrite { write, real })
+        .collect();
+    write_resolved(&resolved)
+}
+
+/// [`write_atomically`] with the real paths already decided.
+///
+/// # Errors
+/// [`WriteError`], naming the file.
+pub(crate) fn write_resolved(writes: &[RealWrite<'_>]) -> Result<(), WriteError> {
     let mut created_dirs: Vec<PathBuf> = Vec::new();
     let mut prepared: Vec<Prepared> = Vec::new();
     for (index, write) in writes.iter().enumerate() {
@@ -75,7 +124,7 @@ pub fn write_atomically(writes: &[FinalWrite]) -> Result<(), WriteError> {
             Err(source) => {
                 undo(&prepared, &created_dirs);
                 return Err(WriteError::Prepare {
-                    path: write.path.clone(),
+                    path: write.write.path.clone(),
                     source,
                 });
             }
@@ -83,12 +132,13 @@ pub fn write_atomically(writes: &[FinalWrite]) -> Result<(), WriteError> {
     }
     let mut changed = Vec::new();
     for (position, item) in prepared.iter().enumerate() {
-        let result = match &item.temp {
-            Some(temp) => fs::rename(temp, &item.target),
-            None => match fs::remove_file(&item.target) {
+        let result = match (&item.dir, &item.temp) {
+            (Some(dir), Some(temp)) => dir.rename(temp, &item.name),
+            (Some(dir), None) => match dir.unlink(&item.name) {
                 Err(error) if error.kind() == std::io::ErrorKind::NotFound => Ok(()),
                 other => other,
             },
+            (None, _) => Ok(()),
         };
         if let Err(source) = result {
             undo(prepared.get(position..).unwrap_or_default(), &[]);
@@ -104,102 +154,84 @@ pub fn write_atomically(writes: &[FinalWrite]) -> Result<(), WriteError> {
 }
 
 fn prepare(
-    write: &FinalWrite,
+    write: &RealWrite<'_>,
     index: usize,
     created_dirs: &mut Vec<PathBuf>,
 ) -> std::io::Result<Prepared> {
-    let target = &write.path;
-    let parent = target
-        .parent()
-        .ok_or_else(|| std::io::Error::other("path has no parent directory"))?;
-    if fs::symlink_metadata(target).is_ok_and(|meta| meta.is_dir()) {
-        return Err(std::io::Error::other("path is a directory"));
-    }
-    let Some(content) = &write.content else {
-        if !parent.exists() {
+    let target = &write.write.path;
+    let (Some(parent), Some(name)) = (write.real.parent(), write.real.file_name()) else {
+        return Err(std::io::Error::other("path has no parent directory"));
+    };
+    let name = name.to_owned();
+    let Some(content) = &write.write.content else {
+        let Some(dir) = Dir::open(parent, false, created_dirs)? else {
             return Ok(Prepared {
                 target: target.clone(),
+                dir: None,
+                name,
                 temp: None,
             });
+        };
+        if dir.is_dir(&name)? {
+            return Err(std::io::Error::other("path is a directory"));
         }
         // A removal needs a writable directory: prove it now, so phase 2 cannot fail on it.
-        let probe = temp_path(parent, target, index, "probe");
-        fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&probe)?;
-        fs::remove_file(&probe)?;
+        let probe = temp_name(&name, index, "probe");
+        drop(dir.create_new(&probe)?);
+        dir.unlink(&probe)?;
         return Ok(Prepared {
             target: target.clone(),
+            dir: Some(dir),
+            name,
             temp: None,
         });
     };
-    create_parents(parent, created_dirs)?;
-    let temp = temp_path(parent, target, index, "tmp");
-    let result = write_temp(&temp, target, content);
+    let dir = Dir::open(parent, true, created_dirs)?
+        .ok_or_else(|| std::io::Error::other("the folder could not be created"))?;
+    if dir.is_dir(&name)? {
+        return Err(std::io::Error::other("path is a directory"));
+    }
+    let temp = temp_name(&name, index, "tmp");
+    let result = write_temp(&dir, &temp, &name, content);
     if result.is_err() {
-        let _ = fs::remove_file(&temp);
+        let _ = dir.unlink(&temp);
     }
     result.map(|()| Prepared {
         target: target.clone(),
+        dir: Some(dir),
+        name,
         temp: Some(temp),
     })
 }
 
-fn write_temp(temp: &Path, target: &Path, content: &str) -> std::io::Result<()> {
-    let mut file = fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(temp)?;
+fn write_temp(dir: &Dir, temp: &OsString, name: &OsString, content: &str) -> std::io::Result<()> {
+    let mut file = dir.create_new(temp)?;
     file.write_all(content.as_bytes())?;
     // Keep an existing file's permission bits (the replaced inode's, not a link target's).
-    if let Ok(meta) = fs::symlink_metadata(target)
-        && meta.is_file()
-    {
-        file.set_permissions(meta.permissions())?;
+    if let Some(mode) = dir.file_mode(name)? {
+        dir.set_mode(&file, mode)?;
     }
     file.sync_all()
 }
 
-/// `.<name>.airlock-<pid>-<index>.<kind>` beside `target`.
-fn temp_path(parent: &Path, target: &Path, index: usize, kind: &str) -> PathBuf {
-    let name = target
-        .file_name()
-        .map(|name| name.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    parent.join(format!(
-        ".{name}.airlock-{}-{index}.{kind}",
+/// `.<name>.airlock-<pid>-<index>.<kind>`, beside the target.
+fn temp_name(name: &OsString, index: usize, kind: &str) -> OsString {
+    OsString::from(format!(
+        ".{}.airlock-{}-{index}.{kind}",
+        name.to_string_lossy(),
         std::process::id()
     ))
-}
-
-/// Creates the missing folders of `dir`, recording each one created (outermost first).
-fn create_parents(dir: &Path, created: &mut Vec<PathBuf>) -> std::io::Result<()> {
-    let mut missing = Vec::new();
-    let mut cursor = Some(dir);
-    while let Some(path) = cursor {
-        if fs::symlink_metadata(path).is_ok() {
-            break;
-        }
-        missing.push(path.to_path_buf());
-        cursor = path.parent();
-    }
-    for path in missing.into_iter().rev() {
-        fs::create_dir(&path)?;
-        created.push(path);
-    }
-    Ok(())
 }
 
 /// Removes the temporary files of `prepared` and the folders in `created_dirs` (innermost
 /// first, only when empty).
 fn undo(prepared: &[Prepared], created_dirs: &[PathBuf]) {
     for item in prepared {
-        if let Some(temp) = &item.temp {
-            let _ = fs::remove_file(temp);
+        if let (Some(dir), Some(temp)) = (&item.dir, &item.temp) {
+            let _ = dir.unlink(temp);
         }
     }
     for dir in created_dirs.iter().rev() {
-        let _ = fs::remove_dir(dir);
+        let _ = std::fs::remove_dir(dir);
     }
 }

@@ -30,6 +30,7 @@ use crate::apply_patch::PatchRuntime;
 use crate::apply_patch::PolicyFiles;
 use crate::apply_patch::assess_patch_safety;
 use crate::apply_patch::named_paths;
+use crate::apply_patch::real_paths_of;
 use crate::apply_patch::refusal_before_reading;
 use crate::audit::AuditError;
 use crate::audit::CallOutcome;
@@ -199,6 +200,15 @@ impl Session {
                 }
             };
             files = PatchFileRecord::from_verified(&verified);
+            // Where every path really leads, judged now and written exactly there (F6).
+            let real_paths = match real_paths_of(&verified) {
+                Ok(real_paths) => real_paths,
+                Err(error) => {
+                    break 'call refused(format!(
+                        "{PATCH_REJECTED_PREFIX}refusing to write: {error}"
+                    ));
+                }
+            };
             let platform_sandbox =
                 get_platform_sandbox(self.options.sandbox.manager.windows_sandbox_enabled)
                     .is_some();
@@ -214,6 +224,7 @@ impl Session {
                 requirement: assessment.requirement,
                 extra_writable_dirs: assessment.extra_writable_dirs,
                 env: self.options.env.clone(),
+                real_paths,
             };
             let ctx = ToolCallContext {
                 approvals: &self.approvals,

@@ -6,6 +6,7 @@ use std::path::Path;
 use airlock_core::apply_patch::HelperRequest;
 use airlock_core::apply_patch::HostFiles;
 use airlock_core::apply_patch::apply_request;
+use airlock_core::apply_patch::real_paths_of;
 use airlock_core::apply_patch::write_atomically;
 use airlock_patch::FinalWrite;
 use airlock_patch::verify_patch;
@@ -89,6 +90,7 @@ fn a_patch_whose_second_file_fails_changes_nothing() {
         cwd: root.to_path_buf(),
         patch: patch.to_owned(),
         changes: verified.changes.clone(),
+        real_paths: real_paths_of(&verified).unwrap(),
     });
     assert_eq!(outcome.exit_code, 1);
     assert!(
@@ -164,6 +166,7 @@ fn the_child_refuses_files_changed_since_verification() {
     let outcome = apply_request(&HelperRequest {
         cwd: root.to_path_buf(),
         patch: patch.to_owned(),
+        real_paths: real_paths_of(&verified).unwrap(),
         changes: verified.changes,
     });
     assert_eq!(outcome.exit_code, 1);
@@ -173,4 +176,58 @@ fn the_child_refuses_files_changed_since_verification() {
             .contains("the files changed after the patch was verified")
     );
     assert_eq!(fs::read_to_string(root.join("a.txt")).unwrap(), "a\nb\nc\n");
+}
+
+/// Issue 11, finding F6: a folder on the way swapped for a symlink after the parent checked
+/// the patch (here between the check and the child's write) is never written through; the
+/// child names the path, where it now leads and what was approved.
+#[test]
+fn the_child_refuses_a_folder_swapped_for_a_symlink_after_the_check() {
+    let ws = workspace();
+    let root = ws.path();
+    fs::create_dir_all(root.join("sub")).unwrap();
+    fs::create_dir_all(root.join("outside")).unwrap();
+    let patch = "*** Begin Patch\n*** Add File: sub/planted.rules\n+x\n*** End Patch";
+    let verified = verify_patch(patch, root, &HostFiles).unwrap();
+    let real_paths = real_paths_of(&verified).unwrap();
+    fs::rename(root.join("sub"), root.join("sub.old")).unwrap();
+    std::os::unix::fs::symlink(root.join("outside"), root.join("sub")).unwrap();
+    let outcome = apply_request(&HelperRequest {
+        cwd: root.to_path_buf(),
+        patch: patch.to_owned(),
+        changes: verified.changes,
+        real_paths,
+    });
+    assert_eq!(outcome.exit_code, 1);
+    assert!(
+        outcome
+            .stderr
+            .contains("a symlink on the way changed after the check"),
+        "{}",
+        outcome.stderr
+    );
+    assert_eq!(listing(&root.join("outside")), Vec::<String>::new());
+    assert_eq!(listing(&root.join("sub.old")), Vec::<String>::new());
+}
+
+/// A request that does not say where a path leads is not written at all (fail closed).
+#[test]
+fn the_child_refuses_paths_the_parent_did_not_check() {
+    let ws = workspace();
+    let root = ws.path();
+    let patch = "*** Begin Patch\n*** Add File: new.txt\n+x\n*** End Patch";
+    let verified = verify_patch(patch, root, &HostFiles).unwrap();
+    let outcome = apply_request(&HelperRequest {
+        cwd: root.to_path_buf(),
+        patch: patch.to_owned(),
+        changes: verified.changes,
+        real_paths: std::collections::BTreeMap::new(),
+    });
+    assert_eq!(outcome.exit_code, 1);
+    assert!(
+        outcome.stderr.contains("was not checked"),
+        "{}",
+        outcome.stderr
+    );
+    assert!(!root.join("new.txt").exists());
 }

@@ -13,8 +13,8 @@ use super::host::host_darwin_user_cache_dir;
 pub struct SeatbeltOptions {
     /// `$TMPDIR`, which `:tmpdir` entries resolve to (`None`: they resolve to nothing).
     pub tmpdir: Option<PathBuf>,
-    /// `$AIRLOCK_HOME` and `$CODEX_HOME`: kept read-only under every writable root (see
-    /// `airlock_permissions::ResolveContext::protected_homes`).
+    /// `$AIRLOCK_HOME`, `$CODEX_HOME` and every trusted project's `.airlock`: kept read-only
+    /// under every writable root (see `airlock_permissions::ResolveContext::protected_homes`).
     pub protected_homes: Vec<PathBuf>,
     /// `$HOME`: its startup entries stay read-only when it lies inside a writable root (see
     /// `airlock_permissions::ResolveContext::user_homes`).
