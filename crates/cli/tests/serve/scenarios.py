@@ -2,7 +2,8 @@
 """Drives the real `airlock serve` with the reference client (examples/airlock_client.py) and
 checks every message of the traffic against the schema `airlock schema` wrote.
 
-Usage: scenarios.py SCENARIO   (concurrent | session_cache | interrupt | disconnect | unix | malformed)
+Usage: scenarios.py SCENARIO   (concurrent | session_cache | interrupt | disconnect | unix | malformed |
+                               patch | launch_cache)
 Environment: AIRLOCK_BIN, SCHEMA_DIR, WORK_DIR (a fresh directory), REPO_ROOT.
 Exits 0 when every check passed; prints what failed otherwise.
 """
@@ -10,6 +11,7 @@ Exits 0 when every check passed; prints what failed otherwise.
 import json
 import os
 import random
+import shlex
 import socket
 import stat
 import subprocess
@@ -519,6 +521,88 @@ def scenario_patch():
     check(declined["status"] == "declined", f"declined: {declined}")
     with open(os.path.join(WS, "hello.txt")) as f:
         check(f.read() == "hi\n", "a declined patch writes nothing")
+    client.close()
+    checker.finish()
+
+def bwrap_argv_of(marker):
+    """The argv of the running bubblewrap whose command line ends with `sleep MARKER`."""
+    deadline = time.time() + 60
+    while time.time() < deadline:
+        for pid in processes_with(marker, sleep_only=False):
+            try:
+                with open(f"/proc/{pid}/cmdline", "rb") as f:
+                    argv = [a.decode() for a in f.read().split(b"\0")[:-1]]
+            except OSError:
+                continue
+            if argv and os.path.basename(argv[0]) == "bwrap":
+                return argv
+        time.sleep(0.02)
+    raise AssertionError(f"no bubblewrap running `sleep {marker}`")
+
+
+def normalized_bwrap(argv):
+    """Descriptor numbers differ between processes: each becomes FD; bubblewrap's status
+    descriptor (only a launcher that reads it passes one) is left out."""
+    out, skip = [], False
+    for i, arg in enumerate(argv):
+        if skip:
+            skip = False
+            continue
+        if arg == "--json-status-fd":
+            skip = True
+            continue
+        if i > 0 and argv[i - 1] in ("--ro-bind-data", "--add-seccomp-fd") and arg.isdigit():
+            out.append("FD")
+        else:
+            out.append(arg)
+    return out
+
+
+def scenario_launch_cache():
+    """A thread launches bubblewrap from what it computed for its profile on the first call,
+    yet what a command can change is computed afresh: a `.git` (and a nested repository)
+    created between two calls is protected in the second (its writes fail in the real
+    sandbox), and the second call's bubblewrap argv is what a fresh computation gives."""
+    ws = os.path.join(WORK, "cache-ws")
+    os.makedirs(os.path.join(ws, "src"))
+    recorder, checker = Recorder(), SchemaChecker()
+    client = start(recorder, checker)
+    thread = client.call("thread/start", {"cwd": ws, "approvalPolicy": "never",
+                                          "permissionProfile": ":workspace"})["thread"]["id"]
+    turn = client.call("turn/start", {"threadId": thread})["turn"]["id"]
+    first = shell(client, thread, turn, "c1", ["/bin/sh", "-c", "echo one > file.txt"]).result(timeout=60)
+    check(first["status"] == "completed" and first["exitCode"] == 0, f"first call: {first}")
+    check(first["sandboxType"] == "linuxSeccomp", f"sandboxed: {first}")
+    # The host creates repositories after the first launch.
+    targets = [".git/config", ".git/hooks/pre-commit", "src/nested/.git/config", "src/nested/.git/hooks/post-checkout"]
+    for repo in (ws, os.path.join(ws, "src", "nested")):
+        os.makedirs(os.path.join(repo, ".git", "hooks"))
+        with open(os.path.join(repo, ".git", "config"), "w") as f:
+            f.write("[core]\n")
+    attack = "; ".join(f"if (echo evil >> {t}) 2>/dev/null; then echo WROTE {t}; fi" for t in targets)
+    second = shell(client, thread, turn, "c2", ["/bin/sh", "-c", attack + "; echo two > file.txt"]).result(timeout=60)
+    check(second["status"] == "completed" and second["exitCode"] == 0, f"second call: {second}")
+    check("WROTE" not in second["stdout"], f"a write into a new repository got through: {second['stdout']}")
+    with open(os.path.join(ws, "file.txt")) as f:
+        check(f.read() == "two\n", "the workspace itself stays writable")
+    for repo in (ws, os.path.join(ws, "src", "nested")):
+        with open(os.path.join(repo, ".git", "config")) as f:
+            check(f.read() == "[core]\n", f"{repo}/.git/config untouched")
+        check(not os.path.exists(os.path.join(repo, ".git", "hooks", "pre-commit"))
+              and not os.path.exists(os.path.join(repo, ".git", "hooks", "post-checkout")), "no hook planted")
+    # The third call's bubblewrap, seen in /proc while it runs, against `airlock sandbox
+    # --dry-run` (a fresh process computing everything) for the same profile and workspace.
+    marker = f"{time.time_ns() % 1000000 + 4242000}"
+    running = shell(client, thread, turn, "c3", ["sleep", marker])
+    live = normalized_bwrap(bwrap_argv_of(marker))
+    client.call("turn/interrupt", {"threadId": thread, "turnId": turn})
+    running.result(timeout=60)
+    wait_gone(marker)
+    fresh = subprocess.run([AIRLOCK, "sandbox", "--dry-run", "-P", ":workspace", "-C", ws, "--", "sleep", marker],
+                           env=ENV, cwd=ws, capture_output=True, text=True, timeout=60)
+    check(fresh.returncode == 0, f"airlock sandbox --dry-run: {fresh.stderr}")
+    words = shlex.split(fresh.stdout.strip().splitlines()[-1])
+    check(live == normalized_bwrap(words), f"live bubblewrap argv\n{live}\ndiffers from a fresh computation\n{normalized_bwrap(words)}")
     client.close()
     checker.finish()
 
