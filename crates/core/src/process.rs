@@ -161,12 +161,13 @@ async fn spawn(
     // set-up failure is never mistaken for the command's own failure (or a denial).
     #[cfg(target_os = "linux")]
     if status_pipe.is_none() && launch.reports_setup_status {
-        status_pipe = Some(
-            airlock_sandbox::StatusPipe::open().map_err(|source| ExecError::Spawn {
-                program: program.clone(),
-                source,
-            })?,
-        );
+        status_pipe =
+            Some(
+                airlock_sandbox::StatusPipe::open().map_err(|source| ExecError::Spawn {
+                    program: program.clone(),
+                    source,
+                })?,
+            );
     }
     #[cfg(target_os = "linux")]
     let helper_argv = status_pipe
@@ -189,7 +190,11 @@ async fn spawn(
                 .fds
                 .iter()
                 .map(std::os::fd::AsRawFd::as_raw_fd)
-                .chain(status_pipe.as_ref().and_then(airlock_sandbox::StatusPipe::writer_fd))
+                .chain(
+                    status_pipe
+                        .as_ref()
+                        .and_then(airlock_sandbox::StatusPipe::writer_fd),
+                )
                 .collect();
             keep_only(&mut command, keep);
             command

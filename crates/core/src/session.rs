@@ -17,8 +17,8 @@ use airlock_execpolicy::Policy;
 use airlock_permissions::file_system_sandbox_policy;
 use airlock_permissions::materialize_project_roots_with_workspace_roots;
 use airlock_protocol::ApprovalsReviewer;
-use airlock_protocol::FileSystemSandboxPolicy;
 use airlock_protocol::AskForApproval;
+use airlock_protocol::FileSystemSandboxPolicy;
 use airlock_protocol::SandboxPermissions;
 use airlock_sandbox::ExecOutput;
 use airlock_shell::ExtraSafeCommand;
@@ -162,10 +162,11 @@ impl Session {
         let orchestrator = ToolOrchestrator::new(options.sandbox.clone());
         let runtime = ShellRuntime::new(options.sandbox.manager.clone(), options.output);
         let audit = options.audit_log.as_ref().map(AuditLog::new);
-        let fs_policy = file_system_sandbox_policy(&materialize_project_roots_with_workspace_roots(
-            &options.environment.permission_profile,
-            &options.environment.workspace_roots,
-        ));
+        let fs_policy =
+            file_system_sandbox_policy(&materialize_project_roots_with_workspace_roots(
+                &options.environment.permission_profile,
+                &options.environment.workspace_roots,
+            ));
         Self {
             fs_policy,
             options,

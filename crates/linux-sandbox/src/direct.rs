@@ -191,8 +191,8 @@ mod tests {
     use std::path::Path;
 
     use airlock_permissions::{
-        built_in_profile, file_system_sandbox_policy, materialize_project_roots_with_workspace_roots,
-        network_sandbox_policy,
+        built_in_profile, file_system_sandbox_policy,
+        materialize_project_roots_with_workspace_roots, network_sandbox_policy,
     };
 
     use super::LaunchCache;
@@ -232,7 +232,8 @@ mod tests {
         let mut out = vec![launch.bwrap.clone().into_os_string()];
         let mut previous: Option<&OsString> = None;
         for arg in &launch.args {
-            let names_fd = previous.is_some_and(|p| p == "--ro-bind-data" || p == "--add-seccomp-fd");
+            let names_fd =
+                previous.is_some_and(|p| p == "--ro-bind-data" || p == "--add-seccomp-fd");
             if names_fd && fds.iter().any(|fd| arg == fd.as_str()) {
                 out.push("FD".into());
             } else {
@@ -261,7 +262,11 @@ mod tests {
         std::fs::create_dir_all(ws.join("src/wt")).unwrap();
         std::fs::write(ws.join("src/wt/.git"), "gitdir: ../../.git\n").unwrap();
         let second = cache.prepare(&args).unwrap().expect("a bubblewrap launch");
-        assert_eq!(cache.len(), 1, "the second launch reuses the first one's base");
+        assert_eq!(
+            cache.len(),
+            1,
+            "the second launch reuses the first one's base"
+        );
         let fresh = prepare_bwrap(
             &args,
             &file_system_sandbox_policy(&args.permission_profile),

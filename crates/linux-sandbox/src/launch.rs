@@ -28,8 +28,8 @@ use airlock_protocol::{FileSystemSandboxKind, FileSystemSandboxPolicy, NetworkSa
 
 use crate::args::HelperArgs;
 use crate::bwrap_path::BwrapError;
-use crate::launch_base::BwrapBase;
 use crate::fds::{data_fd, empty_data_fd};
+use crate::launch_base::BwrapBase;
 use crate::mounts::{DATA_FD_PLACEHOLDER, MountArgs, build_mount_args};
 use crate::placeholders::PlaceholderGuard;
 use crate::placeholders::PlaceholderKind;

@@ -94,7 +94,8 @@ impl BwrapBase {
         let identity = identity(&bwrap).ok_or(LaunchError::Unsupported(
             "could not inspect the bubblewrap executable; check it with `airlock doctor`",
         ))?;
-        let features = crate::probe::bwrap_features(&bwrap).ok_or(LaunchError::Unsupported(UNREADABLE))?;
+        let features =
+            crate::probe::bwrap_features(&bwrap).ok_or(LaunchError::Unsupported(UNREADABLE))?;
         if !features.add_seccomp_fd {
             return Err(LaunchError::Unsupported(
                 "bubblewrap 0.5 or newer is required (it must accept --add-seccomp-fd); upgrade the bubblewrap package",

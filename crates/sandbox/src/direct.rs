@@ -11,8 +11,7 @@ use airlock_permissions::effective_permission_profile;
 
 use crate::manager::{helper_args, is_wsl1};
 use crate::{
-    SandboxExecRequest, SandboxManager, SandboxTransformError, SandboxTransformRequest,
-    SandboxType,
+    SandboxExecRequest, SandboxManager, SandboxTransformError, SandboxTransformRequest, SandboxType,
 };
 
 /// A launch of bubblewrap itself: what to spawn and what it needs.
