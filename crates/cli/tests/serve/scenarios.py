@@ -525,19 +525,21 @@ def scenario_patch():
     checker.finish()
 
 def bwrap_argv_of(marker):
-    """The argv of the running bubblewrap whose command line ends with `sleep MARKER`."""
+    """The argv of the running bubblewrap with MARKER in one of its arguments."""
     deadline = time.time() + 60
     while time.time() < deadline:
-        for pid in processes_with(marker, sleep_only=False):
+        for pid in os.listdir("/proc"):
+            if not pid.isdigit():
+                continue
             try:
                 with open(f"/proc/{pid}/cmdline", "rb") as f:
                     argv = [a.decode() for a in f.read().split(b"\0")[:-1]]
-            except OSError:
+            except (OSError, UnicodeDecodeError):
                 continue
-            if argv and os.path.basename(argv[0]) == "bwrap":
+            if argv and os.path.basename(argv[0]) == "bwrap" and any(marker in a for a in argv):
                 return argv
-        time.sleep(0.02)
-    raise AssertionError(f"no bubblewrap running `sleep {marker}`")
+        time.sleep(0.01)
+    raise AssertionError(f"no bubblewrap running a command with {marker}")
 
 
 def normalized_bwrap(argv):
@@ -580,7 +582,13 @@ def scenario_launch_cache():
         with open(os.path.join(repo, ".git", "config"), "w") as f:
             f.write("[core]\n")
     attack = "; ".join(f"if (echo evil >> {t}) 2>/dev/null; then echo WROTE {t}; fi" for t in targets)
-    second = shell(client, thread, turn, "c2", ["/bin/sh", "-c", attack + "; echo two > file.txt"]).result(timeout=60)
+    # The command lasts long enough (1.x s, a unique duration) for its bubblewrap to be read
+    # in /proc: the second call's argv is compared with a fresh computation below.
+    marker = f"1.{time.time_ns() % 1000000:06d}42"
+    script = f"{attack}; echo two > file.txt; exec sleep {marker}"
+    pending = shell(client, thread, turn, "c2", ["/bin/sh", "-c", script])
+    live = normalized_bwrap(bwrap_argv_of(marker))
+    second = pending.result(timeout=60)
     check(second["status"] == "completed" and second["exitCode"] == 0, f"second call: {second}")
     check("WROTE" not in second["stdout"], f"a write into a new repository got through: {second['stdout']}")
     with open(os.path.join(ws, "file.txt")) as f:
@@ -590,19 +598,14 @@ def scenario_launch_cache():
             check(f.read() == "[core]\n", f"{repo}/.git/config untouched")
         check(not os.path.exists(os.path.join(repo, ".git", "hooks", "pre-commit"))
               and not os.path.exists(os.path.join(repo, ".git", "hooks", "post-checkout")), "no hook planted")
-    # The third call's bubblewrap, seen in /proc while it runs, against `airlock sandbox
-    # --dry-run` (a fresh process computing everything) for the same profile and workspace.
-    marker = f"{time.time_ns() % 1000000 + 4242000}"
-    running = shell(client, thread, turn, "c3", ["sleep", marker])
-    live = normalized_bwrap(bwrap_argv_of(marker))
-    client.call("turn/interrupt", {"threadId": thread, "turnId": turn})
-    running.result(timeout=60)
-    wait_gone(marker)
-    fresh = subprocess.run([AIRLOCK, "sandbox", "--dry-run", "-P", ":workspace", "-C", ws, "--", "sleep", marker],
+    # `airlock sandbox --dry-run`: a fresh process computing everything for the same
+    # profile, workspace and command.
+    fresh = subprocess.run([AIRLOCK, "sandbox", "--dry-run", "-P", ":workspace", "-C", ws, "--", "/bin/sh", "-c", script],
                            env=ENV, cwd=ws, capture_output=True, text=True, timeout=60)
     check(fresh.returncode == 0, f"airlock sandbox --dry-run: {fresh.stderr}")
-    words = shlex.split(fresh.stdout.strip().splitlines()[-1])
-    check(live == normalized_bwrap(words), f"live bubblewrap argv\n{live}\ndiffers from a fresh computation\n{normalized_bwrap(words)}")
+    expected = normalized_bwrap(shlex.split(fresh.stdout.strip().splitlines()[-1]))
+    check(live == expected, f"the second call's bubblewrap argv\n{live}\ndiffers from a fresh computation\n{expected}")
+    check(any(arg.endswith("src/nested/.git") for arg in live), f"the nested repository is in the mount plan: {live}")
     client.close()
     checker.finish()
 
