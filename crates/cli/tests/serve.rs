@@ -138,3 +138,8 @@ fn malformed_input_gets_the_right_codes_and_the_server_keeps_serving() {
 fn apply_patch_sends_its_changes_for_approval_and_a_decline_writes_nothing() {
     run_scenario("patch");
 }
+
+#[test]
+fn a_cached_launch_still_protects_a_repository_created_since_the_last_call() {
+    run_scenario("launch_cache");
+}

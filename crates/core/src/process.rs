@@ -91,7 +91,7 @@ pub async fn spawn_and_collect(
     launch: &SandboxExecRequest,
     mode: OutputMode,
 ) -> Result<ExecOutput, ExecError> {
-    spawn(launch, mode, None).await
+    spawn(launch, mode, None, None).await
 }
 
 /// As [`spawn_and_collect`] in [`OutputMode::Capture`], with `input` written to the child's
@@ -104,13 +104,53 @@ pub async fn spawn_with_input(
     launch: &SandboxExecRequest,
     input: &[u8],
 ) -> Result<ExecOutput, ExecError> {
-    spawn(launch, OutputMode::Capture, Some(input)).await
+    spawn(launch, OutputMode::Capture, Some(input), None).await
 }
 
+/// Runs `direct` (bubblewrap itself, see [`airlock_sandbox::DirectBwrap`]) like
+/// [`spawn_and_collect`]: `status` is the pipe whose writer `direct` names as bubblewrap's
+/// `--json-status-fd`. bubblewrap gets its descriptors and the status writer and nothing
+/// else this process holds; the launch's placeholder mount points are held until it has
+/// exited (and released when the call is dropped); the mount plan's warnings come first on
+/// stderr, as the helper prints them.
+///
+/// # Errors
+/// As [`spawn_and_collect`]; [`ExecError::SandboxSetup`] when a placeholder cannot be
+/// created.
+#[cfg(target_os = "linux")]
+pub async fn spawn_direct(
+    direct: airlock_sandbox::DirectBwrap,
+    status: airlock_sandbox::StatusPipe,
+    mode: OutputMode,
+) -> Result<ExecOutput, ExecError> {
+    spawn(&direct.request, mode, None, Some((direct.launch, status))).await
+}
+
+/// Releases a direct launch's placeholders when dropped (the call may be dropped while the
+/// command runs: the launch is killed then, see [`GroupKill`]).
+#[cfg(target_os = "linux")]
+struct Placeholders(Option<airlock_sandbox::PlaceholderGuard>);
+
+#[cfg(target_os = "linux")]
+impl Drop for Placeholders {
+    fn drop(&mut self) {
+        if let Some(guard) = self.0.take() {
+            guard.release();
+        }
+    }
+}
+
+#[cfg(target_os = "linux")]
+type Direct = (airlock_sandbox::DirectLaunch, airlock_sandbox::StatusPipe);
+#[cfg(not(target_os = "linux"))]
+type Direct = std::convert::Infallible;
+
+#[allow(clippy::too_many_lines)]
 async fn spawn(
     launch: &SandboxExecRequest,
     mode: OutputMode,
     input: Option<&[u8]>,
+    direct: Option<Direct>,
 ) -> Result<ExecOutput, ExecError> {
     let Some((program, args)) = launch.argv.split_first() else {
         return Err(ExecError::Spawn {
@@ -118,22 +158,29 @@ async fn spawn(
             source: std::io::Error::new(std::io::ErrorKind::InvalidInput, "empty command"),
         });
     };
+    #[cfg(target_os = "linux")]
+    let (direct, mut status_pipe) = match direct {
+        Some((direct, pipe)) => (Some(direct), Some(pipe)),
+        None => (None, None),
+    };
+    #[cfg(not(target_os = "linux"))]
+    let _ = direct;
     // The Linux helper reports on a status pipe whether the sandbox was set up, so a
     // set-up failure is never mistaken for the command's own failure (or a denial).
     #[cfg(target_os = "linux")]
-    let mut status_pipe = if launch.reports_setup_status {
-        Some(
-            airlock_sandbox::StatusPipe::open().map_err(|source| ExecError::Spawn {
-                program: program.clone(),
-                source,
-            })?,
-        )
-    } else {
-        None
-    };
+    if status_pipe.is_none() && launch.reports_setup_status {
+        status_pipe =
+            Some(
+                airlock_sandbox::StatusPipe::open().map_err(|source| ExecError::Spawn {
+                    program: program.clone(),
+                    source,
+                })?,
+            );
+    }
     #[cfg(target_os = "linux")]
     let helper_argv = status_pipe
         .as_ref()
+        .filter(|_| launch.reports_setup_status)
         .and_then(airlock_sandbox::StatusPipe::writer_fd)
         .map(|fd| launch.argv_with_status_fd(fd));
     #[cfg(target_os = "linux")]
@@ -141,9 +188,61 @@ async fn spawn(
         .as_deref()
         .and_then(|argv| argv.get(1..))
         .unwrap_or(args);
-    let mut command = tokio::process::Command::new(program);
+    #[cfg(target_os = "linux")]
+    let mut command = match &direct {
+        Some(direct) => {
+            let mut command = tokio::process::Command::new(&direct.launch.bwrap);
+            command.args(&direct.launch.args);
+            let keep: Vec<i32> = direct
+                .launch
+                .fds
+                .iter()
+                .map(std::os::fd::AsRawFd::as_raw_fd)
+                .chain(
+                    status_pipe
+                        .as_ref()
+                        .and_then(airlock_sandbox::StatusPipe::writer_fd),
+                )
+                .collect();
+            keep_only(&mut command, keep);
+            command
+        }
+        None => {
+            let mut command = tokio::process::Command::new(program);
+            command.args(args);
+            command
+        }
+    };
+    #[cfg(not(target_os = "linux"))]
+    let mut command = {
+        let mut command = tokio::process::Command::new(program);
+        command.args(args);
+        command
+    };
+    // Created (and locked) right before the spawn, removed once the launch has exited.
+    #[cfg(target_os = "linux")]
+    let placeholders = Placeholders(match &direct {
+        Some(direct) => direct
+            .acquire_placeholders()
+            .map_err(|error| ExecError::SandboxSetup {
+                cause: error.to_string(),
+            })?,
+        None => None,
+    });
+    #[cfg(target_os = "linux")]
+    let warnings: String = direct
+        .as_ref()
+        .map(|direct| {
+            direct
+                .warnings
+                .iter()
+                .map(|warning| format!("airlock: warning: {warning}\n"))
+                .collect()
+        })
+        .unwrap_or_default();
+    #[cfg(not(target_os = "linux"))]
+    let warnings = String::new();
     command
-        .args(args)
         .current_dir(&launch.cwd)
         .env_clear()
         .envs(&launch.env)
@@ -188,6 +287,9 @@ async fn spawn(
     if let Some(pipe) = status_pipe.as_mut() {
         pipe.close_writer();
     }
+    // bubblewrap holds its own copies now.
+    #[cfg(target_os = "linux")]
+    drop(direct);
     let mut child = spawned.map_err(|source| ExecError::Spawn {
         program: program.clone(),
         source,
@@ -230,6 +332,14 @@ async fn spawn(
         }
         child.wait().await
     };
+    if !warnings.is_empty() {
+        forward_output_chunk(OutputStreamKind::Stderr, warnings.as_bytes()).await;
+        if tee {
+            let mut err = tokio::io::stderr();
+            let _ = err.write_all(warnings.as_bytes()).await;
+            let _ = err.flush().await;
+        }
+    }
     let (stdout, stderr, status, ()) = tokio::join!(
         collect(
             stdout,
@@ -246,13 +356,15 @@ async fn spawn(
     );
     #[cfg(unix)]
     group.disarm();
+    #[cfg(target_os = "linux")]
+    drop(placeholders);
     let status = status.map_err(ExecError::Wait)?;
     let (stdout, stdout_dropped_bytes) = stdout.map_err(ExecError::Wait)?;
     let (stderr, stderr_dropped_bytes) = stderr.map_err(ExecError::Wait)?;
     let mut output = ExecOutput {
         exit_code: exit_code(status),
         stdout,
-        stderr,
+        stderr: warnings + &stderr,
         stdout_dropped_bytes,
         stderr_dropped_bytes,
     };
@@ -270,6 +382,20 @@ async fn spawn(
         }
     }
     Ok(output)
+}
+
+/// Makes the child of `command` inherit exactly `keep` above stderr (see
+/// [`airlock_sandbox::keep_only_in_child`]): in this multi-threaded process another
+/// thread may be creating descriptors for its own launch at any time.
+#[cfg(target_os = "linux")]
+#[allow(unsafe_code)]
+fn keep_only(command: &mut tokio::process::Command, keep: Vec<i32>) {
+    // SAFETY: the closure runs in the forked child before exec and only makes the
+    // async-signal-safe close_range(2) and fcntl(2) calls over the already allocated
+    // `keep`; it allocates nothing and takes no lock.
+    unsafe {
+        command.pre_exec(move || airlock_sandbox::keep_only_in_child(&keep));
+    }
 }
 
 /// Kills a launch's process group when the call is dropped before the launch was reaped.

@@ -18,6 +18,7 @@ use airlock_permissions::file_system_sandbox_policy;
 use airlock_permissions::materialize_project_roots_with_workspace_roots;
 use airlock_protocol::ApprovalsReviewer;
 use airlock_protocol::AskForApproval;
+use airlock_protocol::FileSystemSandboxPolicy;
 use airlock_protocol::SandboxPermissions;
 use airlock_sandbox::ExecOutput;
 use airlock_shell::ExtraSafeCommand;
@@ -122,6 +123,10 @@ pub struct Session {
     orchestrator: ToolOrchestrator,
     runtime: ShellRuntime,
     audit: Option<AuditLog>,
+    /// The environment's profile materialised against its workspace roots and compiled
+    /// (a pure function of the options, which never change): what every call's
+    /// requirement is computed against.
+    fs_policy: FileSystemSandboxPolicy,
 }
 
 impl Session {
@@ -157,7 +162,13 @@ impl Session {
         let orchestrator = ToolOrchestrator::new(options.sandbox.clone());
         let runtime = ShellRuntime::new(options.sandbox.manager.clone(), options.output);
         let audit = options.audit_log.as_ref().map(AuditLog::new);
+        let fs_policy =
+            file_system_sandbox_policy(&materialize_project_roots_with_workspace_roots(
+                &options.environment.permission_profile,
+                &options.environment.workspace_roots,
+            ));
         Self {
+            fs_policy,
             options,
             approvals: Arc::new(approvals),
             policy,
@@ -178,6 +189,16 @@ impl Session {
         client: std::sync::Arc<crate::remote::ExecServerClient>,
     ) -> Self {
         self.runtime = self.runtime.with_remote(client);
+        self
+    }
+
+    /// This session, starting bubblewrap itself where it can and keeping what it computed
+    /// for each profile across calls (a long-running server, see
+    /// [`ShellRuntime::with_launch_cache`]); what a command can change is still computed
+    /// for every launch.
+    #[must_use]
+    pub fn with_launch_cache(mut self) -> Self {
+        self.runtime = self.runtime.with_launch_cache();
         self
     }
 
@@ -235,15 +256,11 @@ impl Session {
             .cwd
             .as_ref()
             .map_or_else(|| environment.cwd.clone(), |dir| environment.cwd.join(dir));
-        let fs_policy =
-            file_system_sandbox_policy(&materialize_project_roots_with_workspace_roots(
-                &environment.permission_profile,
-                &environment.workspace_roots,
-            ));
+        let fs_policy = &self.fs_policy;
         let request = ExecApprovalRequest {
             command: &call.command,
             approval_policy: turn.settings().approval_policy,
-            file_system_sandbox_policy: &fs_policy,
+            file_system_sandbox_policy: fs_policy,
             sandbox_permissions: call.sandbox_permissions,
             prefix_rule: call.prefix_rule.as_deref(),
             cwd: &cwd,
@@ -273,7 +290,7 @@ impl Session {
                     &crate::unsandboxed::ReviewContext {
                         cwd: &cwd,
                         env: &self.options.env,
-                        fs_policy: &fs_policy,
+                        fs_policy,
                         pins_git: true,
                     },
                 );

@@ -50,11 +50,18 @@ pub struct ShellRequest {
 /// launch as a child process.
 /// With a remote environment ([`ShellRuntime::with_remote`]) the exec-server confines the
 /// process itself and nothing is run locally (spec 09 §Client side).
+///
+/// With a launch cache ([`ShellRuntime::with_launch_cache`], a long-running server's
+/// thread) bubblewrap is started by this process itself where the design allows, from
+/// the per-profile values the cache keeps (see `airlock_sandbox::LaunchCache`); every
+/// other launch goes through the `airlock linux-sandbox` helper.
 #[derive(Debug, Clone, Default)]
 pub struct ShellRuntime {
     manager: SandboxManager,
     output: OutputMode,
     remote: Option<Arc<ExecServerClient>>,
+    #[cfg(target_os = "linux")]
+    launch_cache: Option<Arc<airlock_sandbox::LaunchCache>>,
 }
 
 impl ShellRuntime {
@@ -65,7 +72,23 @@ impl ShellRuntime {
             manager,
             output,
             remote: None,
+            #[cfg(target_os = "linux")]
+            launch_cache: None,
         }
+    }
+
+    /// This runtime, launching bubblewrap itself from a cache of what it computed for
+    /// each profile before (a long-running server; no effect off Linux).
+    #[must_use]
+    pub fn with_launch_cache(self) -> Self {
+        #[cfg(target_os = "linux")]
+        {
+            let mut this = self;
+            this.launch_cache = Some(Arc::default());
+            this
+        }
+        #[cfg(not(target_os = "linux"))]
+        self
     }
 
     /// This runtime, running every command on the exec-server of `client` instead.
@@ -155,33 +178,87 @@ impl ToolRuntime<ShellRequest> for ShellRuntime {
             // (`unsandboxed::git_pin`): no repository swapped in since is used.
             env.extend(req.requirement.unsandboxed.git_env.clone());
         }
+        let request = SandboxTransformRequest {
+            command: req.command.clone(),
+            cwd: req.cwd.clone(),
+            env,
+            permissions: attempt.permissions.clone(),
+            additional_permissions: None,
+            sandbox: attempt.sandbox,
+            sandbox_policy_cwd: attempt.sandbox_policy_cwd.clone(),
+            linux_helper: attempt.linux_helper.clone(),
+            use_legacy_landlock: attempt.use_legacy_landlock,
+            windows_level: attempt.windows_level,
+            enforce_managed_network: attempt.enforce_managed_network,
+            managed_network: attempt.managed_network.clone(),
+            network_proxy_dir: attempt.network_proxy_dir.clone(),
+        };
+        #[cfg(target_os = "linux")]
+        if let Some(output) = self.run_direct(&request).await? {
+            return denial_checked(attempt.sandbox, output);
+        }
         let launch = self
             .manager
-            .transform(SandboxTransformRequest {
-                command: req.command.clone(),
-                cwd: req.cwd.clone(),
-                env,
-                permissions: attempt.permissions.clone(),
-                additional_permissions: None,
-                sandbox: attempt.sandbox,
-                sandbox_policy_cwd: attempt.sandbox_policy_cwd.clone(),
-                linux_helper: attempt.linux_helper.clone(),
-                use_legacy_landlock: attempt.use_legacy_landlock,
-                windows_level: attempt.windows_level,
-                enforce_managed_network: attempt.enforce_managed_network,
-                managed_network: attempt.managed_network.clone(),
-                network_proxy_dir: attempt.network_proxy_dir.clone(),
-            })
+            .transform(request)
             .map_err(crate::orchestrator::ExecError::from)?;
         let output = spawn_and_collect(&launch, self.output).await?;
-        if is_likely_sandbox_denied(launch.sandbox, &output) {
-            // Text and exit code only: the command could have printed them itself.
-            return Err(ToolError::SandboxDenied {
-                output,
-                network: None,
-                evidence: crate::orchestrator::DenialEvidence::OutputOnly,
-            });
+        denial_checked(launch.sandbox, output)
+    }
+}
+
+/// `output`, or [`ToolError::SandboxDenied`] when it looks like a sandbox denial.
+fn denial_checked(
+    sandbox: airlock_sandbox::SandboxType,
+    output: ExecOutput,
+) -> Result<ExecOutput, ToolError> {
+    if is_likely_sandbox_denied(sandbox, &output) {
+        // Text and exit code only: the command could have printed them itself.
+        return Err(ToolError::SandboxDenied {
+            output,
+            network: None,
+            evidence: crate::orchestrator::DenialEvidence::OutputOnly,
+        });
+    }
+    Ok(output)
+}
+
+#[cfg(target_os = "linux")]
+impl ShellRuntime {
+    /// Runs `request` with bubblewrap started by this process, when there is a launch
+    /// cache and the launch needs no helper; `None` otherwise (nothing ran).
+    async fn run_direct(
+        &self,
+        request: &SandboxTransformRequest,
+    ) -> Result<Option<ExecOutput>, ToolError> {
+        use crate::orchestrator::ExecError;
+        let Some(cache) = &self.launch_cache else {
+            return Ok(None);
+        };
+        if request.sandbox != airlock_sandbox::SandboxType::LinuxSeccomp {
+            return Ok(None);
         }
-        Ok(output)
+        let status = airlock_sandbox::StatusPipe::open().map_err(|source| ExecError::Spawn {
+            program: "bwrap".to_owned(),
+            source,
+        })?;
+        let direct = match self
+            .manager
+            .transform_direct(request, cache, status.writer_fd())
+        {
+            Ok(Some(direct)) => direct,
+            Ok(None) => return Ok(None),
+            Err(airlock_sandbox::DirectTransformError::Transform(error)) => {
+                return Err(ExecError::from(error).into());
+            }
+            Err(airlock_sandbox::DirectTransformError::Launch(error)) => {
+                return Err(ExecError::SandboxSetup {
+                    cause: error.to_string(),
+                }
+                .into());
+            }
+        };
+        Ok(Some(
+            crate::process::spawn_direct(direct, status, self.output).await?,
+        ))
     }
 }

@@ -27,15 +27,14 @@ use airlock_permissions::{
 use airlock_protocol::{FileSystemSandboxKind, FileSystemSandboxPolicy, NetworkSandboxPolicy};
 
 use crate::args::HelperArgs;
-use crate::bwrap_path::{BwrapError, choose_bwrap};
+use crate::bwrap_path::BwrapError;
 use crate::fds::{data_fd, empty_data_fd};
+use crate::launch_base::BwrapBase;
 use crate::mounts::{DATA_FD_PLACEHOLDER, MountArgs, build_mount_args};
 use crate::placeholders::PlaceholderGuard;
 use crate::placeholders::PlaceholderKind;
 use crate::resolve::{ResolveError, resolve_mount_inputs_in};
-use crate::seccomp::{
-    NetworkSeccompMode, SeccompError, build_filter, build_userns_filters, program_bytes,
-};
+use crate::seccomp::{NetworkSeccompMode, SeccompError};
 
 /// Why the helper could not start the command. Nothing has run when this is returned.
 #[derive(Debug, thiserror::Error)]
@@ -230,7 +229,8 @@ fn helper_context(args: &HelperArgs) -> ResolveContext {
     ctx
 }
 
-/// Prepares the bubblewrap launch for `args` with a restricted `policy`.
+/// Prepares the bubblewrap launch for `args` with a restricted `policy`; warnings are
+/// printed on stderr.
 ///
 /// # Errors
 /// Any [`LaunchError`] that must stop the launch.
@@ -240,23 +240,43 @@ pub fn prepare_bwrap(
     network: NetworkSandboxPolicy,
     proxy: Option<&ProxyMount>,
 ) -> Result<BwrapLaunch, LaunchError> {
-    let bwrap = choose_bwrap(
+    let base = BwrapBase::compute(
         args.bwrap_path.as_deref(),
-        &crate::bwrap_path::writable_roots(policy, &args.sandbox_policy_cwd),
-    )?
-    .path;
-    let mut inputs = resolve_mount_inputs_in(policy, &helper_context(args))?;
-    for warning in &inputs.warnings {
+        policy,
+        &args.sandbox_policy_cwd,
+        network,
+        proxy.is_some(),
+    )?;
+    let mut warnings = Vec::new();
+    let launch = prepare_bwrap_with(&base, args, policy, network, proxy, &mut warnings);
+    for warning in &warnings {
         eprintln!("airlock: warning: {warning}");
     }
-    let features = crate::probe::bwrap_features(&bwrap).ok_or(LaunchError::Unsupported(
-        "could not run `bwrap --version`; check the bubblewrap installation with `airlock doctor`",
-    ))?;
-    if !features.add_seccomp_fd {
-        return Err(LaunchError::Unsupported(
-            "bubblewrap 0.5 or newer is required (it must accept --add-seccomp-fd); upgrade the bubblewrap package",
-        ));
-    }
+    launch
+}
+
+/// [`prepare_bwrap`] from a [`BwrapBase`] computed earlier for the same profile,
+/// configuration and `proxy.is_some()` (the caller keeps it while
+/// [`BwrapBase::is_current`]). Everything a confined command can change — the mount plan
+/// with its nested scan, placeholders and symlink checks, the working directory — is
+/// resolved here, for this launch. The descriptors are close-on-exec: the caller makes
+/// them inheritable for the one process that runs bubblewrap. Warnings are appended to
+/// `warnings` (one line each, without the `airlock: warning: ` prefix).
+///
+/// # Errors
+/// Any [`LaunchError`] that must stop the launch.
+pub fn prepare_bwrap_with(
+    base: &BwrapBase,
+    args: &HelperArgs,
+    policy: &FileSystemSandboxPolicy,
+    network: NetworkSandboxPolicy,
+    proxy: Option<&ProxyMount>,
+    warnings: &mut Vec<String>,
+) -> Result<BwrapLaunch, LaunchError> {
+    let bwrap = base.bwrap().to_path_buf();
+    let mut inputs = resolve_mount_inputs_in(policy, &helper_context(args))?;
+    warnings.append(&mut inputs.warnings);
+    let features = base.features()?;
     // Without a fresh /proc only when the kernel refuses one (probed, see `probe`).
     inputs.mount_proc = !args.no_proc && features.proc_mount_ok;
     let MountArgs {
@@ -281,7 +301,7 @@ pub fn prepare_bwrap(
             argv.push(arg);
         }
     }
-    let unix_sockets = allowed_unix_sockets(args, proxy.is_some());
+    let unix_sockets = allowed_unix_sockets(args, proxy.is_some(), warnings);
     for socket in &unix_sockets {
         // Last among the mounts, so no mask or tmpfs hides it; the bind also pins the
         // socket (the command cannot rename or unlink a mount point).
@@ -317,19 +337,10 @@ pub fn prepare_bwrap(
             ],
         );
     }
-    let [userns, clone3] = build_userns_filters()?;
     let mut seccomp_fds = Vec::with_capacity(3);
-    // With a managed network the first process is the bridge, which needs `AF_UNIX` to
-    // reach the proxy socket; the command's own, stricter filter is added by the bridge.
-    let outer_mode = if proxy.is_some() {
-        NetworkSeccompMode::Enabled
-    } else {
-        seccomp_mode(network)
-    };
-    for program in [build_filter(outer_mode)?, userns, clone3] {
-        let bytes = program_bytes(&program);
-        seccomp_fds.push(data_fd(&bytes).map_err(LaunchError::Prepare)?);
-        fd_contents.push(DescriptorContent::SeccompProgram(bytes));
+    for bytes in base.seccomp_programs() {
+        seccomp_fds.push(data_fd(bytes).map_err(LaunchError::Prepare)?);
+        fd_contents.push(DescriptorContent::SeccompProgram(bytes.clone()));
     }
     let cwd = std::fs::canonicalize(&args.command_cwd).map_err(|source| LaunchError::Cwd {
         path: args.command_cwd.clone(),
@@ -375,15 +386,17 @@ pub fn prepare_bwrap(
 /// The canonical paths of the managed network's `unix_sockets` allow entries that can be
 /// bound in (each a socket at launch); a warning for every other one, which stays
 /// unreachable. Empty without a managed network.
-fn allowed_unix_sockets(args: &HelperArgs, proxied: bool) -> Vec<PathBuf> {
+fn allowed_unix_sockets(
+    args: &HelperArgs,
+    proxied: bool,
+    warnings: &mut Vec<String>,
+) -> Vec<PathBuf> {
     let Some(network) = args.managed_network.as_ref().filter(|_| proxied) else {
         return Vec::new();
     };
     let (sockets, problems) =
         crate::unix_sockets::canonical_allow_entries(network.allowed_unix_sockets());
-    for problem in problems {
-        eprintln!("airlock: warning: {problem}");
-    }
+    warnings.extend(problems.into_iter().map(|problem| problem.to_string()));
     sockets
 }
 
@@ -582,6 +595,10 @@ fn spawn_bwrap(
     proxy: Option<&ProxyMount>,
 ) -> Result<i32, LaunchError> {
     let launch = prepare_bwrap(args, policy, network, proxy)?;
+    // This process runs nothing else concurrently: the descriptors can be inheritable now.
+    for fd in &launch.fds {
+        crate::fds::make_inheritable(fd).map_err(LaunchError::Prepare)?;
+    }
     let keep: Vec<i32> = launch
         .fds
         .iter()

@@ -49,6 +49,8 @@ pub mod bridge;
 pub mod bwrap_path;
 mod dangling;
 #[cfg(target_os = "linux")]
+pub mod direct;
+#[cfg(target_os = "linux")]
 pub mod fs_kind;
 mod gitdir;
 pub mod globs;
@@ -69,6 +71,8 @@ pub mod landlock_mode;
 #[cfg(target_os = "linux")]
 pub mod launch;
 #[cfg(target_os = "linux")]
+pub mod launch_base;
+#[cfg(target_os = "linux")]
 pub mod placeholders;
 #[cfg(target_os = "linux")]
 pub mod seccomp;
@@ -80,6 +84,10 @@ pub mod status;
 pub mod unix_sockets;
 
 pub use args::{HELPER_SUBCOMMAND, HelperArgs};
+#[cfg(target_os = "linux")]
+pub use direct::{DirectLaunch, LaunchCache};
+#[cfg(target_os = "linux")]
+pub use fds::keep_only_in_child;
 #[cfg(target_os = "linux")]
 pub use launch::{
     DescriptorContent, LaunchDescription, LaunchError, ProxyMount, describe_launch, run_helper,

@@ -12,6 +12,8 @@
 //! unconfined.
 
 mod denial;
+#[cfg(target_os = "linux")]
+mod direct;
 mod env_policy;
 mod manager;
 mod sandbox_config;
@@ -20,8 +22,14 @@ mod seatbelt;
 mod windows;
 
 #[cfg(target_os = "linux")]
+pub use airlock_linux_sandbox::placeholders::PlaceholderGuard;
+#[cfg(target_os = "linux")]
 pub use airlock_linux_sandbox::status::{LaunchReport, StatusPipe};
+#[cfg(target_os = "linux")]
+pub use airlock_linux_sandbox::{DirectLaunch, LaunchCache, keep_only_in_child};
 pub use denial::{ExecOutput, is_likely_sandbox_denied};
+#[cfg(target_os = "linux")]
+pub use direct::{DirectBwrap, DirectTransformError};
 pub use env_policy::{
     CORE_VARIABLES, DEFAULT_EXCLUDES, EnvPolicyError, Inherit, ShellEnvironmentPolicy,
     wildcard_match,

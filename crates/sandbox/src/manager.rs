@@ -268,7 +268,27 @@ fn linux_helper_argv(
     effective: &PermissionProfile,
     bwrap_path: Option<&Path>,
 ) -> Vec<String> {
-    let args = HelperArgs {
+    let args = helper_args(request, effective, bwrap_path);
+    std::iter::once(helper.to_string_lossy().into_owned())
+        .chain(std::iter::once(
+            airlock_linux_sandbox::HELPER_SUBCOMMAND.to_string(),
+        ))
+        .chain(
+            args.to_args()
+                .into_iter()
+                .map(|a| a.to_string_lossy().into_owned()),
+        )
+        .collect()
+}
+
+/// What the Linux helper is told to do for `request` under `effective` (also what an
+/// in-process launch resolves, see [`crate::direct`]).
+pub(crate) fn helper_args(
+    request: &SandboxTransformRequest,
+    effective: &PermissionProfile,
+    bwrap_path: Option<&Path>,
+) -> HelperArgs {
+    HelperArgs {
         sandbox_policy_cwd: request.sandbox_policy_cwd.clone(),
         command_cwd: request.cwd.clone(),
         permission_profile: effective.clone(),
@@ -283,21 +303,11 @@ fn linux_helper_argv(
         managed_network: request.managed_network.clone(),
         network_proxy_dir: request.network_proxy_dir.clone(),
         command: request.command.iter().map(Into::into).collect(),
-    };
-    std::iter::once(helper.to_string_lossy().into_owned())
-        .chain(std::iter::once(
-            airlock_linux_sandbox::HELPER_SUBCOMMAND.to_string(),
-        ))
-        .chain(
-            args.to_args()
-                .into_iter()
-                .map(|a| a.to_string_lossy().into_owned()),
-        )
-        .collect()
+    }
 }
 
 /// WSL 1 reports a Microsoft kernel without the WSL2 marker.
-fn is_wsl1() -> bool {
+pub(crate) fn is_wsl1() -> bool {
     std::fs::read_to_string("/proc/version")
         .is_ok_and(|v| v.contains("Microsoft") && !v.contains("WSL2"))
 }

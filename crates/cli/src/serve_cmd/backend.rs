@@ -123,7 +123,10 @@ impl Backend for CliBackend {
             parts.exec_policy,
             parts.remote,
             Some(events),
-        );
+        )
+        // A long-running server: bubblewrap is started from here, from what the thread
+        // already computed for its profile (issue 13 item 3).
+        .with_launch_cache();
         warnings.extend(session.warnings().iter().cloned());
         Ok(ThreadSetup {
             session,

@@ -2,7 +2,8 @@
 """Drives the real `airlock serve` with the reference client (examples/airlock_client.py) and
 checks every message of the traffic against the schema `airlock schema` wrote.
 
-Usage: scenarios.py SCENARIO   (concurrent | session_cache | interrupt | disconnect | unix | malformed)
+Usage: scenarios.py SCENARIO   (concurrent | session_cache | interrupt | disconnect | unix | malformed |
+                               patch | launch_cache)
 Environment: AIRLOCK_BIN, SCHEMA_DIR, WORK_DIR (a fresh directory), REPO_ROOT.
 Exits 0 when every check passed; prints what failed otherwise.
 """
@@ -10,6 +11,7 @@ Exits 0 when every check passed; prints what failed otherwise.
 import json
 import os
 import random
+import shlex
 import socket
 import stat
 import subprocess
@@ -519,6 +521,100 @@ def scenario_patch():
     check(declined["status"] == "declined", f"declined: {declined}")
     with open(os.path.join(WS, "hello.txt")) as f:
         check(f.read() == "hi\n", "a declined patch writes nothing")
+    client.close()
+    checker.finish()
+
+def bwrap_argv_of(marker):
+    """The argv of the running bubblewrap with MARKER in one of its arguments."""
+    deadline = time.time() + 60
+    while time.time() < deadline:
+        for pid in os.listdir("/proc"):
+            if not pid.isdigit():
+                continue
+            try:
+                with open(f"/proc/{pid}/cmdline", "rb") as f:
+                    argv = [a.decode() for a in f.read().split(b"\0")[:-1]]
+            except (OSError, UnicodeDecodeError):
+                continue
+            if argv and os.path.basename(argv[0]) == "bwrap" and any(marker in a for a in argv):
+                return argv
+        time.sleep(0.01)
+    raise AssertionError(f"no bubblewrap running a command with {marker}")
+
+
+def normalized_bwrap(argv):
+    """Descriptor numbers differ between processes: each becomes FD; bubblewrap's status
+    descriptor (only a launcher that reads it passes one) is left out."""
+    out, skip = [], False
+    for i, arg in enumerate(argv):
+        if skip:
+            skip = False
+            continue
+        if arg == "--json-status-fd":
+            skip = True
+            continue
+        if i > 0 and argv[i - 1] in ("--ro-bind-data", "--add-seccomp-fd") and arg.isdigit():
+            out.append("FD")
+        else:
+            out.append(arg)
+    return out
+
+
+def scenario_launch_cache():
+    """A thread launches bubblewrap from what it computed for its profile on the first call,
+    yet what a command can change is computed afresh: a `.git` (and a nested repository)
+    created between two calls is protected in the second (its writes fail in the real
+    sandbox), and the second call's bubblewrap argv is what a fresh computation gives."""
+    ws = os.path.join(WORK, "cache-ws")
+    os.makedirs(os.path.join(ws, "src"))
+    recorder, checker = Recorder(), SchemaChecker()
+    client = start(recorder, checker)
+    thread = client.call("thread/start", {"cwd": ws, "approvalPolicy": "never",
+                                          "permissionProfile": ":workspace"})["thread"]["id"]
+    turn = client.call("turn/start", {"threadId": thread})["turn"]["id"]
+    first = shell(client, thread, turn, "c1", ["/bin/sh", "-c", "echo one > file.txt"]).result(timeout=60)
+    check(first["status"] == "completed" and first["exitCode"] == 0, f"first call: {first}")
+    check(first["sandboxType"] == "linuxSeccomp", f"sandboxed: {first}")
+    # The host creates repositories after the first launch.
+    targets = [".git/config", ".git/hooks/pre-commit", "src/nested/.git/config", "src/nested/.git/hooks/post-checkout"]
+    for repo in (ws, os.path.join(ws, "src", "nested")):
+        os.makedirs(os.path.join(repo, ".git", "hooks"))
+        with open(os.path.join(repo, ".git", "config"), "w") as f:
+            f.write("[core]\n")
+    attack = "; ".join(f"if (echo evil >> {t}) 2>/dev/null; then echo WROTE {t}; fi" for t in targets)
+    # Other programs may add or remove repositories under /tmp (a writable root of
+    # :workspace) between the launch and the fresh computation, which changes the plan:
+    # the comparison gets three tries; a launch from a stale plan fails all three.
+    differences = []
+    for attempt in range(3):
+        # The command lasts long enough (1.x s, a unique duration) for its bubblewrap to be
+        # read in /proc.
+        marker = f"1.{time.time_ns() % 1000000:06d}{attempt}"
+        script = f"{attack}; echo two > file.txt; exec sleep {marker}"
+        pending = shell(client, thread, turn, f"c2-{attempt}", ["/bin/sh", "-c", script])
+        live = normalized_bwrap(bwrap_argv_of(marker))
+        second = pending.result(timeout=60)
+        check(second["status"] == "completed" and second["exitCode"] == 0, f"second call: {second}")
+        check("WROTE" not in second["stdout"], f"a write into a new repository got through: {second['stdout']}")
+        with open(os.path.join(ws, "file.txt")) as f:
+            check(f.read() == "two\n", "the workspace itself stays writable")
+        for repo in (ws, os.path.join(ws, "src", "nested")):
+            with open(os.path.join(repo, ".git", "config")) as f:
+                check(f.read() == "[core]\n", f"{repo}/.git/config untouched")
+            check(not os.path.exists(os.path.join(repo, ".git", "hooks", "pre-commit"))
+                  and not os.path.exists(os.path.join(repo, ".git", "hooks", "post-checkout")), "no hook planted")
+        check(any(arg.endswith("src/nested/.git") for arg in live), f"the nested repository is in the mount plan: {live}")
+        # `airlock sandbox --dry-run`: a fresh process computing everything for the same
+        # profile, workspace and command.
+        fresh = subprocess.run([AIRLOCK, "sandbox", "--dry-run", "-P", ":workspace", "-C", ws, "--", "/bin/sh", "-c", script],
+                               env=ENV, cwd=ws, capture_output=True, text=True, timeout=60)
+        check(fresh.returncode == 0, f"airlock sandbox --dry-run: {fresh.stderr}")
+        expected = normalized_bwrap(shlex.split(fresh.stdout.strip().splitlines()[-1]))
+        if live == expected:
+            break
+        differences.append(f"live\n{live}\nfresh\n{expected}")
+    else:
+        raise AssertionError("the cached launch's bubblewrap argv differs from a fresh computation:\n" + "\n".join(differences))
     client.close()
     checker.finish()
 
