@@ -37,6 +37,8 @@ mod deny;
 mod error;
 mod git;
 mod heredoc;
+mod heredoc_bounds;
+mod literal;
 mod notes;
 mod parsed;
 mod plain;

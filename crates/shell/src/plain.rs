@@ -9,7 +9,10 @@ use tree_sitter::{Node, Tree};
 
 use crate::notes::NotPlainReason;
 use crate::redirect::is_harmless_redirect;
-use crate::syntax::{ParseBudget, children, named_children, parse_bash, text, uncovered_text};
+use crate::syntax::{
+    ParseBudget, children, has_syntax_error, is_reserved_word, named_children, parse_bash, text,
+    uncovered_text,
+};
 use crate::words::plain_word;
 use crate::wrapper::{WrapperForm, extract_shell_wrapper};
 
@@ -39,14 +42,39 @@ pub(crate) fn is_blank_script(script: &str) -> bool {
     script.trim_matches([' ', '\t', '\n']).is_empty()
 }
 
+/// The text around the first backslash-newline that bash removes between two non-blank
+/// characters (`pu\<newline>sh` is the one word `push` for bash, two words for
+/// tree-sitter; finding F2), if any. Quoting is not considered: inside quotes such a
+/// sequence only makes the script non-plain, which is stricter.
+pub(crate) fn joining_continuation(src: &str) -> Option<String> {
+    let bytes = src.as_bytes();
+    let blank = |byte: Option<&u8>| byte.is_none_or(|byte| matches!(byte, b' ' | b'\t' | b'\n'));
+    src.match_indices("\\\n").find_map(|(at, _)| {
+        let glued = !blank(at.checked_sub(1).and_then(|before| bytes.get(before)))
+            && !blank(bytes.get(at + 2));
+        glued.then(|| {
+            let start = src[..at]
+                .rfind([' ', '\t', '\n'])
+                .map_or(0, |blank| blank + 1);
+            let end = src[at + 2..]
+                .find([' ', '\t', '\n'])
+                .map_or(src.len(), |blank| at + 2 + blank);
+            src.get(start..end).unwrap_or_default().to_owned()
+        })
+    })
+}
+
 /// Splits a parsed script into plain segments, or says why it is not plain.
 pub(crate) fn plain_commands(tree: &Tree, src: &str) -> Result<Vec<Vec<String>>, NotPlainReason> {
     let root = tree.root_node();
-    if root.has_error() {
+    if has_syntax_error(root) {
         return Err(NotPlainReason::SyntaxError);
     }
     if let Some(dropped) = uncovered_text(root, src) {
         return Err(NotPlainReason::Unrecognised(dropped));
+    }
+    if let Some(joined) = joining_continuation(src) {
+        return Err(NotPlainReason::Word(joined));
     }
     let mut command_nodes = Vec::new();
     let mut stack = vec![root];
@@ -92,8 +120,12 @@ fn plain_command_words(command: Node<'_>, src: &str) -> Result<Vec<String>, NotP
                 let name = child
                     .named_child(0)
                     .filter(|name| name.kind() == "word")
+                    .and_then(|name| plain_word(name, src))
                     .ok_or_else(|| NotPlainReason::Word(text(child, src).to_owned()))?;
-                words.push(text(name, src).to_owned());
+                if is_reserved_word(&name) {
+                    return Err(NotPlainReason::ReservedWord(name));
+                }
+                words.push(name);
             }
             // Already checked by the walk: only harmless redirects get here.
             "file_redirect" => {}

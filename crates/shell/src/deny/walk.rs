@@ -13,8 +13,9 @@ use super::spellings::respelled;
 use super::{AssignmentKind, DenyView, EnvAssignment, InnerCommand, Via};
 use crate::git::{GitRuns, git_runs};
 use crate::heredoc::{body_as_script, body_runs_commands, unquoted_body};
+use crate::heredoc_bounds::heredocs_read_as_bash;
 use crate::notes::Note;
-use crate::plain::is_blank_script;
+use crate::plain::{is_blank_script, joining_continuation};
 use crate::redirect::file_redirect;
 use crate::syntax::{ParseBudget, children, named_children, parse_bash, text};
 use crate::words::loose_word;
@@ -141,8 +142,21 @@ impl<'p> Collector<'p> {
         }
     }
 
-    /// Parses `script` and visits every command in it.
+    /// Parses `script` and visits every command in it. A script with a backslash-newline
+    /// between two non-blank characters is also read once with every backslash-newline
+    /// removed: bash joins the text around one into one word
+    /// (`git pu\<newline>sh` runs `git push`), tree-sitter splits it (finding F2).
     fn visit_script(&mut self, script: &str, via: &[Via], depth: usize) {
+        self.visit_script_text(script, via, depth, true);
+        if joining_continuation(script).is_some() {
+            self.visit_script_text(&script.replace("\\\n", ""), via, depth, false);
+        }
+    }
+
+    /// [`Self::visit_script`] for one spelling of the script; `as_written` is false for
+    /// the joined spelling, whose heredocs are not checked against bash's reading (the
+    /// script as written is).
+    fn visit_script_text(&mut self, script: &str, via: &[Via], depth: usize, as_written: bool) {
         if is_blank_script(script) {
             return;
         }
@@ -154,6 +168,9 @@ impl<'p> Collector<'p> {
             self.note(Note::ScriptUnparsed);
             return;
         };
+        if as_written && !heredocs_read_as_bash(tree.root_node(), script) {
+            self.note(Note::HeredocUnclear);
+        }
         // Each entry carries its parent (asking tree-sitter for a parent walks down from
         // the root, which deep trees make quadratic) and the innermost construct.
         let mut stack: Vec<(Node<'_>, Option<Node<'_>>, Option<Via>)> =
