@@ -8,6 +8,7 @@
 use tree_sitter::{Node, Tree};
 
 use crate::heredoc_bounds::heredocs_read_as_bash;
+use crate::plain::split_as_bash_splits;
 use crate::syntax::{
     ParseBudget, has_descendant_kind, has_syntax_error, is_reserved_word, named_children,
     parse_bash, text,
@@ -53,6 +54,9 @@ pub(crate) fn heredoc_command(tree: &Tree, src: &str) -> Option<Vec<String>> {
         return None;
     }
     let command = single_command(root)?;
+    if split_as_bash_splits(command, src).is_some() {
+        return None;
+    }
     let mut words = Vec::new();
     for child in named_children(command) {
         match child.kind() {

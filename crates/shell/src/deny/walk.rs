@@ -15,7 +15,7 @@ use crate::git::{GitRuns, git_runs};
 use crate::heredoc::{body_as_script, body_runs_commands, unquoted_body};
 use crate::heredoc_bounds::heredocs_read_as_bash;
 use crate::notes::Note;
-use crate::plain::{is_blank_script, joining_continuation};
+use crate::plain::is_blank_script;
 use crate::redirect::file_redirect;
 use crate::syntax::{ParseBudget, children, named_children, parse_bash, text};
 use crate::words::loose_word;
@@ -143,12 +143,13 @@ impl<'p> Collector<'p> {
     }
 
     /// Parses `script` and visits every command in it. A script with a backslash-newline
-    /// between two non-blank characters is also read once with every backslash-newline
-    /// removed: bash joins the text around one into one word
-    /// (`git pu\<newline>sh` runs `git push`), tree-sitter splits it (finding F2).
+    /// is also read once with every backslash-newline removed, as bash removes them
+    /// before it reads words: tree-sitter splits `git pu\<newline>sh` (bash runs
+    /// `git push`) and joins `git status<newline>\<newline>git push` into one command
+    /// (findings F2, F4).
     fn visit_script(&mut self, script: &str, via: &[Via], depth: usize) {
         self.visit_script_text(script, via, depth, true);
-        if joining_continuation(script).is_some() {
+        if script.contains("\\\n") {
             self.visit_script_text(&script.replace("\\\n", ""), via, depth, false);
         }
     }
