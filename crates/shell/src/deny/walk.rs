@@ -142,15 +142,12 @@ impl<'p> Collector<'p> {
         }
     }
 
-    /// Parses `script` and visits every command in it. A script with a backslash-newline
-    /// is also read once with every backslash-newline removed, as bash removes them
-    /// before it reads words: tree-sitter splits `git pu\<newline>sh` (bash runs
-    /// `git push`) and joins `git status<newline>\<newline>git push` into one command
-    /// (findings F2, F4).
+    /// Parses `script` and visits every command in it, and once more in the spelling of
+    /// [`respelled_for_tree_sitter`] when that differs.
     fn visit_script(&mut self, script: &str, via: &[Via], depth: usize) {
         self.visit_script_text(script, via, depth, true);
-        if script.contains("\\\n") {
-            self.visit_script_text(&script.replace("\\\n", ""), via, depth, false);
+        if let Some(respelled) = respelled_for_tree_sitter(script) {
+            self.visit_script_text(&respelled, via, depth, false);
         }
     }
 
@@ -456,4 +453,19 @@ impl<'p> Collector<'p> {
         }
         self.visit_argv(words, via.to_vec(), depth);
     }
+}
+
+/// `script` respelled where tree-sitter reads it otherwise than bash, for the deny view's
+/// second reading (findings F2, F4); `None` when nothing changes. Every backslash-newline
+/// is removed, as bash removes it before it reads words (tree-sitter splits
+/// `git pu\<newline>sh`, which runs `git push`, and joins `git status<newline>\<newline>git
+/// push` into one command); then a backslash at the start of a line is dropped
+/// (tree-sitter glues `ls<newline>\git push` into one command, bash runs `\git`, that is
+/// `git`). Both only ever add commands to the view.
+fn respelled_for_tree_sitter(script: &str) -> Option<String> {
+    if !script.contains("\\\n") && !script.contains("\n\\") {
+        return None;
+    }
+    let respelled = script.replace("\\\n", "").replace("\n\\", "\n");
+    (respelled != script).then_some(respelled)
 }
