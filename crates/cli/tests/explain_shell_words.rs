@@ -126,6 +126,15 @@ fn brace_expansion_does_not_bypass() {
         ],
     );
     assert_not_known_safe(&env, &["find . -{exec,delete}", "ls {a..c}"]);
+    // The deny view expands sequences too, so the forbidden command is found.
+    for script in [
+        "timeout 5 t{o..o}uch x",
+        "find . -{e..e}xec touch x \\;",
+        "git pu{s..s}h",
+    ] {
+        let out = env.explain("on-request", script);
+        assert_eq!(requirement(&out).0, "forbidden", "{script:?}: {out}");
+    }
 }
 
 #[test]

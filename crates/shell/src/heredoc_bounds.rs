@@ -19,8 +19,9 @@ use crate::syntax::{children, has_syntax_error, text};
 /// command line, which must close every quote on that line and hold no further heredoc,
 /// substitution, parenthesis or backslash; bash ends the body at the first line equal to
 /// the delimiter (after leading tabs for `<<-`). tree-sitter's `heredoc_end` must be that
-/// line and its body must lie before it. An unterminated heredoc, or an unquoted body with
-/// a line continuation before its end, counts as a disagreement.
+/// line and its body must lie before it. An unterminated heredoc, an unquoted body with a
+/// line continuation before its end, and a script with a heredoc operator and a syntax
+/// error (the recovered tree may have lost a heredoc node) count as a disagreement.
 pub(crate) fn heredocs_read_as_bash(root: Node<'_>, src: &str) -> bool {
     // Error recovery may drop or cut a heredoc node; then no node shows where bash ends
     // the body (finding F4).

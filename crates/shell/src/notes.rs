@@ -28,8 +28,11 @@ pub enum NotPlainReason {
     /// A redirect other than the harmless ones of spec 03 edge cases 6 and 22. Carries
     /// its source text.
     Redirect(String),
-    /// An argument that is not a literal (for example a concatenation that reads as
-    /// empty, or a command name that is not a plain word). Carries its source text.
+    /// An argument that is not a literal: bash would turn it into other words (a glob,
+    /// a brace expansion, a tilde form other than `~`/`~/`, `$`, a disguising backslash,
+    /// a line continuation), tree-sitter splits it otherwise than bash (`}\*`, a bare
+    /// newline between words), it is a concatenation that reads as empty, or a command
+    /// name that is not a plain word (finding F2). Carries its source text.
     Word(String),
     /// Text that the parser left out of the tree without reporting an error (a grammar
     /// quirk); the plain view refuses rather than lose a word. Carries the text.

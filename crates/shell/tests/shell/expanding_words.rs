@@ -69,6 +69,16 @@ fn brace_expansion_is_not_plain() {
         "git pu{sh,}",
         "{git,push}",
     ]);
+    // The deny view reads what bash makes of them, sequences included.
+    assert!(inner_contains(
+        &bash("timeout 5 t{o..o}uch x"),
+        &["touch", "x"]
+    ));
+    assert!(inner_contains(
+        &bash("find . -{e..e}xec touch x \\;"),
+        &["touch", "x"]
+    ));
+    assert!(inner_contains(&bash("ls {1..3}"), &["ls", "1", "2", "3"]));
 }
 
 #[test]
