@@ -28,15 +28,22 @@ pub(crate) fn heredocs_read_as_bash(root: Node<'_>, src: &str) -> bool {
     if has_heredoc_operator(src) && has_syntax_error(root) {
         return false;
     }
+    // Nested heredocs (in substitutions inside a body) scan overlapping lines; past this
+    // many bytes in all the script is not modelled (linear work for any input).
+    let mut scan_budget = src.len().saturating_mul(SCAN_FACTOR);
     let mut stack = vec![root];
     while let Some(node) = stack.pop() {
-        if node.kind() == "heredoc_redirect" && !redirect_read_as_bash(node, src) {
+        if node.kind() == "heredoc_redirect" && !redirect_read_as_bash(node, src, &mut scan_budget)
+        {
             return false;
         }
         stack.extend(children(node));
     }
     true
 }
+
+/// [`heredocs_read_as_bash`] scans at most this many times the script's length.
+const SCAN_FACTOR: usize = 4;
 
 /// Whether `src` contains a heredoc operator `<<` or `<<-` (not the here-string `<<<`),
 /// quoted or not.
@@ -48,7 +55,7 @@ fn has_heredoc_operator(src: &str) -> bool {
 }
 
 /// One `heredoc_redirect` node against bash's reading (see [`heredocs_read_as_bash`]).
-fn redirect_read_as_bash(redirect: Node<'_>, src: &str) -> bool {
+fn redirect_read_as_bash(redirect: Node<'_>, src: &str, scan_budget: &mut usize) -> bool {
     let mut strip_tabs = false;
     let mut start = None;
     let mut body = None;
@@ -74,6 +81,11 @@ fn redirect_read_as_bash(redirect: Node<'_>, src: &str) -> bool {
     let Some(marker) = terminator(src, body_start, &delimiter, strip_tabs, quoted) else {
         return false;
     };
+    let scanned = marker.end.saturating_sub(start.start_byte());
+    let Some(left) = scan_budget.checked_sub(scanned) else {
+        return false;
+    };
+    *scan_budget = left;
     end.start_byte() == marker.start
         && end.end_byte() == marker.end
         && body
