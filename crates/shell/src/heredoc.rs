@@ -7,7 +7,13 @@
 
 use tree_sitter::{Node, Tree};
 
-use crate::syntax::{ParseBudget, has_descendant_kind, named_children, parse_bash, text};
+use crate::heredoc_bounds::heredocs_read_as_bash;
+use crate::plain::split_as_bash_splits;
+use crate::syntax::{
+    ParseBudget, has_descendant_kind, has_syntax_error, is_reserved_word, named_children,
+    parse_bash, text,
+};
+use crate::words::plain_word;
 use crate::wrapper::{WrapperForm, extract_shell_wrapper};
 
 /// Node kinds that may hang off the single command without changing which program runs.
@@ -28,7 +34,12 @@ const HEREDOC_ATTACHMENTS: &[&str] = &[
 /// arguments are all literal words or numbers.
 pub(crate) fn heredoc_command(tree: &Tree, src: &str) -> Option<Vec<String>> {
     let root = tree.root_node();
-    if root.has_error() || !has_descendant_kind(root, &["heredoc_redirect"]) {
+    if has_syntax_error(root) || !has_descendant_kind(root, &["heredoc_redirect"]) {
+        return None;
+    }
+    // Where tree-sitter ends a heredoc elsewhere than bash, the words it shows are not
+    // what runs (finding F3).
+    if !heredocs_read_as_bash(root, src) {
         return None;
     }
     let disqualifying = [
@@ -39,14 +50,23 @@ pub(crate) fn heredoc_command(tree: &Tree, src: &str) -> Option<Vec<String>> {
     if has_descendant_kind(root, &disqualifying) {
         return None;
     }
-    if has_code_in_unquoted_body(root, src) {
+    if has_expansion_in_unquoted_body(root, src) {
         return None;
     }
     let command = single_command(root)?;
+    if split_as_bash_splits(command, src).is_some() {
+        return None;
+    }
     let mut words = Vec::new();
     for child in named_children(command) {
         match child.kind() {
-            "command_name" => words.push(literal(child.named_child(0)?, src)?),
+            "command_name" => {
+                let name = literal(child.named_child(0)?, src)?;
+                if is_reserved_word(&name) {
+                    return None;
+                }
+                words.push(name);
+            }
             "word" | "number" => words.push(literal(child, src)?),
             kind if HEREDOC_ATTACHMENTS.contains(&kind) => {}
             _ => return None,
@@ -55,19 +75,75 @@ pub(crate) fn heredoc_command(tree: &Tree, src: &str) -> Option<Vec<String>> {
     (!words.is_empty()).then_some(words)
 }
 
-/// Whether a heredoc of the tree has an unquoted delimiter and a body that runs commands
-/// (`` `…` `` or `$(…)`): the shell runs them before the fed command starts, so such a
-/// script is never the single-command form (issue 18 item 1, field log BL-08).
-fn has_code_in_unquoted_body(root: Node<'_>, src: &str) -> bool {
+/// Whether a heredoc of the tree has an unquoted delimiter and a body that bash expands
+/// beyond plain parameter references (see [`body_expands`]): such a body is never inert
+/// text, and the script is never the single-command form (issue 18 item 1, field log
+/// BL-08, finding F3).
+fn has_expansion_in_unquoted_body(root: Node<'_>, src: &str) -> bool {
     let mut stack = vec![root];
     while let Some(node) = stack.pop() {
         if node.kind() == "heredoc_redirect"
             && let Some(body) = unquoted_body(node, src)
-            && body_runs_commands(body)
+            && body_expands(body)
         {
             return true;
         }
         stack.extend(named_children(node));
+    }
+    false
+}
+
+/// Whether an unquoted heredoc body holds an expansion that can run code or evaluate text
+/// (bash expands the body like a double-quoted string). Only plain parameter references
+/// are inert: `$NAME`, `${NAME}`, `$1`, the special parameters `$@ $* $# $? $$ $! $- $_`,
+/// and a `$` before a blank or the end. Everything else counts: `` `…` ``, `$(…)`,
+/// `$((…))`, `$[…]` and `${…}` with an operator or subscript (arithmetic on a variable's
+/// value runs the substitutions in it; `${x@P}` expands prompt escapes). A backslash
+/// escapes `$`, `` ` `` and `\`; a backslash-newline is removed first, so it escapes
+/// nothing.
+pub(crate) fn body_expands(body: &str) -> bool {
+    let mut chars = body.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => {
+                if matches!(chars.peek(), Some('$' | '`' | '\\')) {
+                    chars.next();
+                }
+            }
+            '`' => return true,
+            '$' => match chars.peek().copied() {
+                None | Some(' ' | '\t' | '\n') => {}
+                Some('@' | '*' | '#' | '?' | '$' | '!' | '-' | '0'..='9') => {
+                    chars.next();
+                }
+                Some('{') => {
+                    chars.next();
+                    let mut name = String::new();
+                    loop {
+                        match chars.next() {
+                            Some('}') => break,
+                            Some(inner) if inner.is_ascii_alphanumeric() || inner == '_' => {
+                                name.push(inner);
+                            }
+                            _ => return true,
+                        }
+                    }
+                    if name.is_empty() {
+                        return true;
+                    }
+                }
+                Some(first) if first.is_ascii_alphabetic() || first == '_' => {
+                    while chars
+                        .peek()
+                        .is_some_and(|next| next.is_ascii_alphanumeric() || *next == '_')
+                    {
+                        chars.next();
+                    }
+                }
+                Some(_) => return true,
+            },
+            _ => {}
+        }
     }
     false
 }
@@ -148,10 +224,12 @@ pub(crate) fn body_as_script(body: &str) -> String {
     script
 }
 
-/// A word or number with no expansion inside.
+/// A word or number that bash passes on unchanged ([`plain_word`], finding F2).
 fn literal(node: Node<'_>, src: &str) -> Option<String> {
-    let is_literal = matches!(node.kind(), "word" | "number") && node.named_child_count() == 0;
-    is_literal.then(|| text(node, src).to_owned())
+    if !matches!(node.kind(), "word" | "number") {
+        return None;
+    }
+    plain_word(node, src)
 }
 
 /// The only `command` node of the tree; `None` when there are none or several (a

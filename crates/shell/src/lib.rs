@@ -22,6 +22,14 @@
 //! aliases; a script piped into a shell is unknown code ([`Note::UnknownCode`]), with
 //! printed literal words (`echo '…' | sh`) read as its script.
 //!
+//! The plain view takes a word as written only when bash passes it on unchanged (red-team
+//! finding F2: globs, brace expansion, tilde forms other than `~`/`~/`, `$`, disguising
+//! backslashes and line continuations make a script non-plain), only when tree-sitter
+//! splits the script into the commands and words bash does, and never after tree-sitter's
+//! error recovery or with a reserved word as a command name (F4). Heredocs are checked
+//! against bash's reading of their delimiter and end; a disagreement leaves the deny view
+//! incomplete (F3).
+//!
 //! Current limitations (the deny view is best-effort text, spec 03 "Two views"):
 //! commands hidden behind variables (`$CMD push`), shell aliases, `source`d files and
 //! what a pipe feeds a shell beyond literal `echo`/`printf` words are not seen.
@@ -37,6 +45,8 @@ mod deny;
 mod error;
 mod git;
 mod heredoc;
+mod heredoc_bounds;
+mod literal;
 mod notes;
 mod parsed;
 mod plain;

@@ -28,12 +28,19 @@ pub enum NotPlainReason {
     /// A redirect other than the harmless ones of spec 03 edge cases 6 and 22. Carries
     /// its source text.
     Redirect(String),
-    /// An argument that is not a literal (for example a concatenation that reads as
-    /// empty, or a command name that is not a plain word). Carries its source text.
+    /// An argument that is not a literal: bash would turn it into other words (a glob,
+    /// a brace expansion, a tilde form other than `~`/`~/`, `$`, a disguising backslash,
+    /// a line continuation), tree-sitter splits it otherwise than bash (`}\*`, a bare
+    /// newline between words), it is a concatenation that reads as empty, or a command
+    /// name that is not a plain word (finding F2). Carries its source text.
     Word(String),
     /// Text that the parser left out of the tree without reporting an error (a grammar
     /// quirk); the plain view refuses rather than lose a word. Carries the text.
     Unrecognised(String),
+    /// A command name that bash reads as a reserved word (`then`, `fi`, `}`, ...), so bash
+    /// refuses the script or runs something else than a command of that name (finding
+    /// F4). Carries the word.
+    ReservedWord(String),
     /// `env -S`/`--split-string` re-splits a string into a command line, which the plain
     /// view cannot represent (spec 03 edge case 23).
     EnvSplitString,
@@ -53,6 +60,12 @@ impl fmt::Display for NotPlainReason {
             Self::Redirect(redirect) => write!(f, "script has the redirect `{redirect}`"),
             Self::Word(word) => write!(f, "`{word}` is not a literal word"),
             Self::Unrecognised(text) => write!(f, "the parser skipped `{text}`"),
+            Self::ReservedWord(word) => {
+                write!(
+                    f,
+                    "`{word}` is a reserved word where bash expects a command"
+                )
+            }
             Self::EnvSplitString => f.write_str("`env -S` re-splits a string into a command line"),
         }
     }
@@ -80,6 +93,11 @@ pub enum Note {
     /// byte, or out of parse time); its commands were not inspected. Callers must treat
     /// the command as not fully understood.
     ScriptUnparsed,
+    /// tree-sitter ends a heredoc of a script elsewhere than bash does (a partly quoted
+    /// delimiter, a line continuation before the delimiter line, several heredocs on one
+    /// line, no end; finding F3): what the deny view read as commands or as body text may
+    /// be the other way round. Callers must treat the command as not fully understood.
+    HeredocUnclear,
     /// A program runs code that is not on the command line: a shell reading its script
     /// from a pipe (`curl … | sh`, issue 18 item 2) or a git alias taken from the
     /// environment (`git --config-env=alias.x=VAR x`, item 4). No rule can be checked
@@ -106,6 +124,9 @@ impl fmt::Display for Note {
             Self::ScriptUnparsed => {
                 f.write_str("a script could not be parsed; its commands were not inspected")
             }
+            Self::HeredocUnclear => f.write_str(
+                "a heredoc may end elsewhere than the parser thinks; the script was not inspected completely",
+            ),
             Self::UnknownCode { program } => {
                 write!(
                     f,

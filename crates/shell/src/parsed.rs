@@ -17,7 +17,7 @@ use crate::error::Result;
 use crate::heredoc::heredoc_command;
 use crate::notes::{NotPlainReason, Note};
 use crate::plain::{is_blank_script, plain_commands};
-use crate::syntax::{ParseBudget, named_children, parse_bash};
+use crate::syntax::{ParseBudget, has_syntax_error, named_children, parse_bash};
 use crate::words::plain_word;
 use crate::wrapper::{WrapperForm, extract_shell_wrapper};
 
@@ -82,10 +82,12 @@ impl ParsedCommand {
     /// Whether the deny view inspected everything (no depth limit reached, every nested
     /// script parsed). When false, callers must not let the command run without asking.
     pub fn deny_view_complete(&self) -> bool {
-        !self
-            .notes
-            .iter()
-            .any(|note| matches!(note, Note::DepthLimitReached { .. } | Note::ScriptUnparsed))
+        !self.notes.iter().any(|note| {
+            matches!(
+                note,
+                Note::DepthLimitReached { .. } | Note::ScriptUnparsed | Note::HeredocUnclear
+            )
+        })
     }
 
     /// The first dangerous command of the deny view (spec 03 edge case 7), without parsing
@@ -211,7 +213,7 @@ fn segment(
 /// a literal value (see [`ParsedCommand::assignment_free_segments`]).
 fn assignment_free(tree: &Tree, script: &str, budget: ParseBudget) -> Option<Vec<Vec<String>>> {
     let root = tree.root_node();
-    if root.has_error() {
+    if has_syntax_error(root) {
         return None;
     }
     let mut removed: Vec<(usize, usize)> = Vec::new();

@@ -142,6 +142,39 @@ fn has_empty_pipeline_stage_and_many_pipes(script: &str) -> bool {
     })
 }
 
+/// Whether the tree rooted at `node` holds a syntax error: an `ERROR` node or a `MISSING`
+/// token tree-sitter inserted to recover (finding F4). Bash refuses such a script or reads
+/// it differently, so no view may take the recovered commands as what runs.
+pub(crate) fn has_syntax_error(node: Node<'_>) -> bool {
+    if node.has_error() {
+        return true;
+    }
+    let mut stack = vec![node];
+    while let Some(current) = stack.pop() {
+        if current.is_error() || current.is_missing() {
+            return true;
+        }
+        stack.extend(children(current));
+    }
+    false
+}
+
+/// Bash's reserved words that tree-sitter-bash accepts as an ordinary command name
+/// although bash does not run them as one: in command position bash reads them as syntax
+/// (`then ls`, `fi`, `done; ls` and `echo a; }` are syntax errors; `coproc`, `!` and the
+/// compound-command openers change what runs). `time` is not listed: it times the
+/// pipeline it prefixes, which the plain view reads as the exec wrapper of spec 03
+/// "Two views" item 2.
+pub(crate) const RESERVED_WORDS: &[&str] = &[
+    "!", "[[", "]]", "{", "}", "case", "coproc", "do", "done", "elif", "else", "esac", "fi", "for",
+    "function", "if", "in", "select", "then", "until", "while",
+];
+
+/// Whether `word`, as a command name, is one of [`RESERVED_WORDS`].
+pub(crate) fn is_reserved_word(word: &str) -> bool {
+    RESERVED_WORDS.contains(&word)
+}
+
 /// The source text of `node`; empty when the node's range is not valid UTF-8 in `src`
 /// (only possible around error recovery).
 pub(crate) fn text<'s>(node: Node<'_>, src: &'s str) -> &'s str {

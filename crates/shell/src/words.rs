@@ -10,21 +10,38 @@
 
 use tree_sitter::Node;
 
+use crate::literal::{Position, double_quoted_is_literal, unquoted_is_literal};
 use crate::syntax::{children, named_children, text};
 
 /// Codex's literal reading of an argument node. `None` means the node is not a plain
-/// literal (an expansion, a substitution, an unsupported node kind, or a concatenation
-/// that reads as the empty string).
+/// literal: an expansion, a substitution, an unsupported node kind, a concatenation that
+/// reads as the empty string, or text that bash would turn into other words (globs,
+/// brace expansion, `$`, disguising backslashes; see [`crate::literal`], finding F2).
 pub(crate) fn plain_word(node: Node<'_>, src: &str) -> Option<String> {
+    plain_piece(node, src, Position::Whole)
+}
+
+fn plain_piece(node: Node<'_>, src: &str, position: Position) -> Option<String> {
     match node.kind() {
-        "word" | "number" => Some(text(node, src).to_owned()),
+        "word" | "number" => {
+            let raw = text(node, src);
+            (node.named_child_count() == 0 && unquoted_is_literal(raw, position))
+                .then(|| raw.to_owned())
+        }
         "string" => plain_double_quoted(node, src),
         "raw_string" => strip_delimiters(text(node, src), "'", "'").map(str::to_owned),
-        "concatenation" => {
+        "concatenation" if position == Position::Whole => {
             let mut joined = String::new();
-            for part in named_children(node) {
+            for (index, part) in named_children(node).into_iter().enumerate() {
+                let position = if index == 0 {
+                    Position::First
+                } else {
+                    Position::Later
+                };
                 let piece = match part.kind() {
-                    "word" | "number" | "string" | "raw_string" => plain_word(part, src)?,
+                    "word" | "number" | "string" | "raw_string" => {
+                        plain_piece(part, src, position)?
+                    }
                     _ => return None,
                 };
                 joined.push_str(&piece);
@@ -36,7 +53,8 @@ pub(crate) fn plain_word(node: Node<'_>, src: &str) -> Option<String> {
 }
 
 /// A double-quoted string counts as literal only when every named child is
-/// `string_content` (no `$VAR`, `${..}`, `$(..)` inside); its value is the raw text
+/// `string_content` (no `$VAR`, `${..}`, `$(..)` inside) and the content has no
+/// expansion or line continuation that tree-sitter left in it; its value is the raw text
 /// between the quotes.
 fn plain_double_quoted(node: Node<'_>, src: &str) -> Option<String> {
     if named_children(node)
@@ -45,7 +63,9 @@ fn plain_double_quoted(node: Node<'_>, src: &str) -> Option<String> {
     {
         return None;
     }
-    strip_delimiters(text(node, src), "\"", "\"").map(str::to_owned)
+    strip_delimiters(text(node, src), "\"", "\"")
+        .filter(|content| double_quoted_is_literal(content))
+        .map(str::to_owned)
 }
 
 fn strip_delimiters<'s>(raw: &'s str, open: &str, close: &str) -> Option<&'s str> {

@@ -74,15 +74,9 @@ fn brace_expand(word: &str) -> Vec<String> {
             continue;
         }
         match first_group(&current) {
-            Some((open, close, commas)) => {
+            Some((open, close, alternatives)) => {
                 let prefix = &current[..open];
                 let suffix = &current[close + 1..];
-                let mut start = open + 1;
-                let mut alternatives = Vec::new();
-                for comma in commas.into_iter().chain([close]) {
-                    alternatives.push(&current[start..comma]);
-                    start = comma + 1;
-                }
                 // Pushed in reverse so that the words come out in bash's order.
                 for alternative in alternatives.into_iter().rev() {
                     pending.push(format!("{prefix}{alternative}{suffix}"));
@@ -95,11 +89,13 @@ fn brace_expand(word: &str) -> Vec<String> {
     done
 }
 
-/// A `{...}` group with a top-level comma (the first to close, so an inner group of a
-/// nest comes first; the words are the same): byte offsets of `{`, of the matching `}`
-/// and of the group's commas. A `{` right after `$` opens a parameter expansion. One
+/// A `{...}` group bash expands: one with a top-level comma, or a sequence expression
+/// (`{a..c}`, `{1..9..2}`, `{01..3}`; finding F2: `t{o..o}uch` is `touch`). The first to
+/// close comes first (an inner group of a nest; the words are the same): byte offsets of
+/// `{` and of the matching `}`, and the group's alternatives (a sequence is cut at
+/// [`MAX_EXPANDED_WORDS`] items). A `{` right after `$` opens a parameter expansion. One
 /// pass over the word.
-fn first_group(word: &str) -> Option<(usize, usize, Vec<usize>)> {
+fn first_group(word: &str) -> Option<(usize, usize, Vec<String>)> {
     let bytes = word.as_bytes();
     // Open groups: where each starts and its commas so far; `None` for `${`.
     let mut open: Vec<Option<(usize, Vec<usize>)>> = Vec::new();
@@ -115,16 +111,95 @@ fn first_group(word: &str) -> Option<(usize, usize, Vec<usize>)> {
                 }
             }
             b'}' => {
-                if let Some(Some((start, commas))) = open.pop()
-                    && !commas.is_empty()
-                {
-                    return Some((start, offset, commas));
+                let Some(Some((start, commas))) = open.pop() else {
+                    continue;
+                };
+                if commas.is_empty() {
+                    if let Some(items) = word.get(start + 1..offset).and_then(sequence) {
+                        return Some((start, offset, items));
+                    }
+                    continue;
                 }
+                let mut alternatives = Vec::new();
+                let mut from = start + 1;
+                for comma in commas.into_iter().chain([offset]) {
+                    alternatives.push(word.get(from..comma).unwrap_or_default().to_owned());
+                    from = comma + 1;
+                }
+                return Some((start, offset, alternatives));
             }
             _ => {}
         }
     }
     None
+}
+
+/// The items of a brace sequence expression `X..Y` or `X..Y..STEP` (integers, possibly
+/// zero-padded, or single ASCII letters), at most [`MAX_EXPANDED_WORDS`]; `None` when
+/// `inside` is not one.
+fn sequence(inside: &str) -> Option<Vec<String>> {
+    let parts: Vec<&str> = inside.split("..").collect();
+    let (first, last, step) = match parts.as_slice() {
+        [first, last] => (*first, *last, 1),
+        [first, last, step] => (
+            *first,
+            *last,
+            step.parse::<i64>().ok()?.unsigned_abs().max(1),
+        ),
+        _ => return None,
+    };
+    let step = usize::try_from(step).unwrap_or(usize::MAX);
+    let letter = |text: &str| {
+        let mut chars = text.chars();
+        chars
+            .next()
+            .filter(|c| c.is_ascii_alphabetic() && chars.next().is_none())
+    };
+    if let (Some(from), Some(to)) = (letter(first), letter(last)) {
+        let (low, high) = (u32::from(from.min(to)), u32::from(from.max(to)));
+        let mut items: Vec<String> = (low..=high)
+            .step_by(step)
+            .take(MAX_EXPANDED_WORDS)
+            .filter_map(char::from_u32)
+            .map(String::from)
+            .collect();
+        if from > to {
+            items.reverse();
+        }
+        return Some(items);
+    }
+    let number = |text: &str| {
+        let digits = text.strip_prefix('-').unwrap_or(text);
+        (!digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()))
+            .then(|| text.parse::<i64>().ok())
+            .flatten()
+    };
+    let (from, to) = (number(first)?, number(last)?);
+    let padded = |text: &str| text.trim_start_matches('-').starts_with('0') && text.len() > 1;
+    let width = if padded(first) || padded(last) {
+        first.len().max(last.len())
+    } else {
+        0
+    };
+    let step = i64::try_from(step).unwrap_or(i64::MAX);
+    let mut items = Vec::new();
+    let mut current = from;
+    while items.len() < MAX_EXPANDED_WORDS {
+        items.push(format!("{current:0width$}"));
+        if current == to {
+            break;
+        }
+        let next = if from <= to {
+            current.saturating_add(step)
+        } else {
+            current.saturating_sub(step)
+        };
+        if (from <= to && next > to) || (from > to && next < to) {
+            break;
+        }
+        current = next;
+    }
+    Some(items)
 }
 
 #[cfg(test)]
@@ -145,6 +220,18 @@ mod tests {
         );
         assert_eq!(brace_expand("${HOME}"), words(&["${HOME}"]));
         assert_eq!(brace_expand("{x}"), words(&["{x}"]));
+        assert_eq!(brace_expand("t{o..o}uch"), words(&["touch"]));
+        assert_eq!(brace_expand("-{e..e}xec"), words(&["-exec"]));
+        assert_eq!(brace_expand("{a..c}"), words(&["a", "b", "c"]));
+        assert_eq!(brace_expand("{c..a}"), words(&["c", "b", "a"]));
+        assert_eq!(brace_expand("{1..3}"), words(&["1", "2", "3"]));
+        assert_eq!(brace_expand("{3..1}"), words(&["3", "2", "1"]));
+        assert_eq!(brace_expand("{1..7..3}"), words(&["1", "4", "7"]));
+        assert_eq!(brace_expand("{01..03}"), words(&["01", "02", "03"]));
+        assert_eq!(brace_expand("{-1..1}"), words(&["-1", "0", "1"]));
+        assert_eq!(brace_expand("{a..3}"), words(&["{a..3}"]));
+        assert_eq!(brace_expand("{1..}"), words(&["{1..}"]));
+        assert!(brace_expand("{1..100000}").len() <= MAX_EXPANDED_WORDS);
         assert_eq!(brace_expand("{{{{"), words(&["{{{{"]));
     }
 

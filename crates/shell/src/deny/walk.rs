@@ -13,6 +13,7 @@ use super::spellings::respelled;
 use super::{AssignmentKind, DenyView, EnvAssignment, InnerCommand, Via};
 use crate::git::{GitRuns, git_runs};
 use crate::heredoc::{body_as_script, body_runs_commands, unquoted_body};
+use crate::heredoc_bounds::heredocs_read_as_bash;
 use crate::notes::Note;
 use crate::plain::is_blank_script;
 use crate::redirect::file_redirect;
@@ -141,8 +142,19 @@ impl<'p> Collector<'p> {
         }
     }
 
-    /// Parses `script` and visits every command in it.
+    /// Parses `script` and visits every command in it, and once more in the spelling of
+    /// [`respelled_for_tree_sitter`] when that differs.
     fn visit_script(&mut self, script: &str, via: &[Via], depth: usize) {
+        self.visit_script_text(script, via, depth, true);
+        if let Some(respelled) = respelled_for_tree_sitter(script) {
+            self.visit_script_text(&respelled, via, depth, false);
+        }
+    }
+
+    /// [`Self::visit_script`] for one spelling of the script; `as_written` is false for
+    /// the joined spelling, whose heredocs are not checked against bash's reading (the
+    /// script as written is).
+    fn visit_script_text(&mut self, script: &str, via: &[Via], depth: usize, as_written: bool) {
         if is_blank_script(script) {
             return;
         }
@@ -154,6 +166,9 @@ impl<'p> Collector<'p> {
             self.note(Note::ScriptUnparsed);
             return;
         };
+        if as_written && !heredocs_read_as_bash(tree.root_node(), script) {
+            self.note(Note::HeredocUnclear);
+        }
         // Each entry carries its parent (asking tree-sitter for a parent walks down from
         // the root, which deep trees make quadratic) and the innermost construct.
         let mut stack: Vec<(Node<'_>, Option<Node<'_>>, Option<Via>)> =
@@ -438,4 +453,19 @@ impl<'p> Collector<'p> {
         }
         self.visit_argv(words, via.to_vec(), depth);
     }
+}
+
+/// `script` respelled where tree-sitter reads it otherwise than bash, for the deny view's
+/// second reading (findings F2, F4); `None` when nothing changes. Every backslash-newline
+/// is removed, as bash removes it before it reads words (tree-sitter splits
+/// `git pu\<newline>sh`, which runs `git push`, and joins `git status<newline>\<newline>git
+/// push` into one command); then a backslash at the start of a line is dropped
+/// (tree-sitter glues `ls<newline>\git push` into one command, bash runs `\git`, that is
+/// `git`). Both only ever add commands to the view.
+fn respelled_for_tree_sitter(script: &str) -> Option<String> {
+    if !script.contains("\\\n") && !script.contains("\n\\") {
+        return None;
+    }
+    let respelled = script.replace("\\\n", "").replace("\n\\", "\n");
+    (respelled != script).then_some(respelled)
 }
