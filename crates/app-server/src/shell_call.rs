@@ -32,6 +32,10 @@ use crate::threads::ThreadState;
 /// (a command printing faster than the client reads is slowed down by its full pipe).
 const OUTPUT_QUEUE: usize = 64;
 
+/// How long a call whose approval an interruption withdrew may take to report `declined`
+/// before it is dropped like a running one (it never started a process).
+const WITHDRAWN_SETTLE: Duration = Duration::from_secs(10);
+
 /// Checks what the core cannot express, so nothing is silently ignored.
 ///
 /// # Errors
@@ -143,9 +147,13 @@ pub async fn run(
             biased;
             outcome = &mut timed => Some(outcome),
             () = entry.turn.interrupted() => {
-                // A call still waiting for approval resolves to `abort` as soon as it is
-                // polled: let it, so it reports `declined`; one that does not finish within a
-                // few polls is running and is killed by dropping it.
+                // A call whose approval the interruption withdrew resolves to `abort`
+                // without running: wait for it (bounded), so it reports `declined` however
+                // busy the machine is. Any other call may be running: one that does not
+                // finish within a few polls is killed by dropping it.
+                if entry.turn.withdrew_approval_of(&params.call_id) {
+                    tokio::time::timeout(WITHDRAWN_SETTLE, &mut timed).await.ok()
+                } else {
                 let mut settled = None;
                 for _ in 0..4 {
                     let polled = std::future::poll_fn(|cx| std::task::Poll::Ready(timed.as_mut().poll(cx))).await;
@@ -156,6 +164,7 @@ pub async fn run(
                     tokio::task::yield_now().await;
                 }
                 settled
+                }
             }
         };
         match finished {

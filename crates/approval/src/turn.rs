@@ -41,6 +41,8 @@ pub(crate) struct PendingEntry {
 struct Pending {
     interrupted: bool,
     entries: HashMap<String, PendingEntry>,
+    /// The ids that were pending when the turn was interrupted.
+    withdrawn: Vec<String>,
     next_generation: u64,
 }
 
@@ -104,6 +106,19 @@ impl ApprovalTurn {
         self.lock().entries.len()
     }
 
+    /// Whether the interruption withdrew a user approval of call `call_id` (its own id or
+    /// a later request of it, `<call_id>:retry`): that call resolves to `abort` without
+    /// running, so a caller may wait for it instead of killing it.
+    #[must_use]
+    pub fn withdrew_approval_of(&self, call_id: &str) -> bool {
+        self.lock().withdrawn.iter().any(|id| {
+            id == call_id
+                || id
+                    .strip_prefix(call_id)
+                    .is_some_and(|rest| rest.starts_with(':'))
+        })
+    }
+
     /// The ids of the approvals waiting for an answer (unordered).
     #[must_use]
     pub fn pending_ids(&self) -> Vec<String> {
@@ -129,7 +144,11 @@ impl ApprovalTurn {
         let drained: Vec<(String, PendingEntry)> = {
             let mut pending = self.lock();
             pending.interrupted = true;
-            pending.entries.drain().collect()
+            let drained: Vec<(String, PendingEntry)> = pending.entries.drain().collect();
+            pending
+                .withdrawn
+                .extend(drained.iter().map(|(id, _)| id.clone()));
+            drained
         };
         self.interrupted_tx.send_replace(true);
         drained.into_iter().map(|(id, _)| id).collect()
