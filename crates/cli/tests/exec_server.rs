@@ -818,6 +818,33 @@ fn tty_process_runs_on_a_terminal_streamed_as_pty() {
 }
 
 #[test]
+fn tty_output_is_complete_when_the_process_exits() {
+    runtime().block_on(async {
+        let d = dirs();
+        let mut c = Client::connect(Transport::Stdio, &d.home).await;
+        // Much more than a terminal buffers (about 4 KiB): nothing may be lost at the EIO that
+        // ends the output.
+        let a = start(
+            &mut c,
+            "n",
+            &["seq", "1", "20000"],
+            &d.ws,
+            json!({"tty": true}),
+        )
+        .await;
+        assert!(a.get("result").is_some(), "{a}");
+        let events = c.collect("n").await;
+        assert_eq!(exited(&events)["exitCode"], 0, "{events:?}");
+        let want: String = (1..=20000).map(|i| format!("{i}\r\n")).collect();
+        assert!(
+            output_of(&events, "pty") == want,
+            "output lost or reordered"
+        );
+        c.close().await;
+    });
+}
+
+#[test]
 fn tty_process_reads_what_is_written_to_its_terminal() {
     runtime().block_on(async {
         let d = dirs();
