@@ -146,7 +146,7 @@ impl Connection {
         let shell_path = std::env::var("SHELL").unwrap_or_else(|_| "/bin/sh".to_owned());
         let shell_name = shell_path.rsplit('/').next().unwrap_or("sh").to_owned();
         let cwd = std::env::current_dir().unwrap_or_else(|_| "/".into());
-        let capabilities = [("sandboxedFileOperations", true), ("pty", false)]
+        let capabilities = [("sandboxedFileOperations", true), ("pty", cfg!(unix))]
             .into_iter()
             .map(|(k, v)| (k.to_owned(), v))
             .collect();
@@ -234,11 +234,6 @@ impl Connection {
                 "invalid params: processId: must not be empty",
             ));
         }
-        if p.tty {
-            return Err(ErrorObject::invalid_params(
-                "invalid params: tty: this executor does not support pseudo-terminals; use tty: false",
-            ));
-        }
         if self.lock().closed {
             return Err(closed_error());
         }
@@ -265,6 +260,7 @@ impl Connection {
             &launch,
             p.arg0.as_deref(),
             p.pipe_stdin,
+            p.tty,
             self.sink.clone(),
         )?;
         processes.by_id.insert(p.process_id.clone(), managed);

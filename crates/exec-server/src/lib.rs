@@ -5,14 +5,15 @@
 //!
 //! Owns: the `--listen` forms (`stdio`, `ws://ADDR:PORT`, `unix:PATH`) and the bearer-token
 //! check of WebSocket listeners ([`listen`]), the per-connection dispatcher, managed processes
-//! with `seq`-ordered output, and sandboxed `fs/*` operations.
+//! with `seq`-ordered output (pipes, or a pseudo-terminal for `tty: true`: stream `pty`,
+//! written by `process/write`; capability `pty`), and sandboxed `fs/*` operations.
 //!
 //! Must not: decide whether a command may run (approval and exec policy stay with the client),
 //! widen a profile it was sent, or run a command unconfined when a sandbox was asked for and
 //! cannot be applied. It schedules no hosts (spec 09 §Scale-out).
 //!
-//! Not supported yet (refused with a clear error, never silently ignored): `tty: true`
-//! (-32602), `envPolicy` and other unknown params (-32602, `deny_unknown_fields`),
+//! Not supported yet (refused with a clear error, never silently ignored): `tty: true` off
+//! Unix (-32602), resizing a terminal (it stays 24×80), `envPolicy` and other unknown params (-32602, `deny_unknown_fields`),
 //! `resumeSessionId`, `http/request`, streaming file methods and TLS (`wss://`; use a private
 //! network or a tunnel). There is no cap on processes per connection yet.
 
@@ -20,6 +21,8 @@ mod connection;
 mod fs;
 pub mod listen;
 mod process;
+#[cfg(unix)]
+mod pty;
 mod sandbox;
 mod server;
 

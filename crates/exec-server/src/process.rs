@@ -1,6 +1,8 @@
 //! Managed processes (spec 09 §Methods `process/*`): spawned from a launch, output numbered by
-//! one per-process `seq` shared by both streams and the exit/close events, retained for
-//! `process/read` and pushed as notifications in `seq` order.
+//! one per-process `seq` shared by its streams (`stdout` and `stderr`, or the one `pty` of a
+//! `tty: true` process) and the exit/close events, retained for `process/read` and pushed as
+//! notifications in `seq` order. A process's input (its stdin pipe or terminal master) is
+//! closed once it has exited.
 
 use std::collections::VecDeque;
 use std::process::Stdio;
@@ -27,6 +29,7 @@ use airlock_sandbox::is_likely_sandbox_denied;
 use base64::Engine as _;
 use tokio::io::AsyncRead;
 use tokio::io::AsyncReadExt;
+use tokio::io::AsyncWrite;
 use tokio::io::AsyncWriteExt;
 use tokio::process::ChildStdin;
 use tokio::sync::Notify;
@@ -68,9 +71,23 @@ pub(crate) struct Managed {
     id: String,
     state: Mutex<State>,
     changed: Notify,
-    stdin: tokio::sync::Mutex<Option<ChildStdin>>,
-    piped_stdin: bool,
+    stdin: tokio::sync::Mutex<Option<Input>>,
+    /// `pipeStdin` or `tty`: `process/write` is accepted.
+    writable: bool,
     sink: MessageSink,
+}
+
+/// Where `process/write` goes.
+#[derive(Debug)]
+enum Input {
+    Pipe(ChildStdin),
+    #[cfg(unix)]
+    Pty(crate::pty::Master),
+}
+
+async fn write_all<W: AsyncWrite + Unpin>(writer: &mut W, bytes: &[u8]) -> std::io::Result<()> {
+    writer.write_all(bytes).await?;
+    writer.flush().await
 }
 
 fn lock(state: &Mutex<State>) -> MutexGuard<'_, State> {
@@ -82,15 +99,20 @@ fn encode(bytes: &[u8]) -> String {
 }
 
 impl Managed {
-    /// Spawns `launch` as process `id`; its events go to `sink`.
+    /// Spawns `launch` as process `id`; its events go to `sink`. With `tty` the launch (the
+    /// sandbox helper when sandboxed) runs on a new pseudo-terminal as stdin, stdout and
+    /// stderr, in a session of its own; `pipe_stdin` then does not matter (the terminal is
+    /// always writable).
     ///
     /// # Errors
-    /// -32600 when the program cannot be started.
+    /// -32600 when the program or its terminal cannot be started; -32602 for `tty` where
+    /// pseudo-terminals are not supported.
     pub(crate) fn spawn(
         id: String,
         launch: &SandboxExecRequest,
         arg0: Option<&str>,
         pipe_stdin: bool,
+        tty: bool,
         sink: MessageSink,
     ) -> Result<Arc<Self>, ErrorObject> {
         let spawn_error = |e: std::io::Error| {
@@ -125,28 +147,60 @@ impl Managed {
             .current_dir(&launch.cwd)
             .env_clear()
             .envs(&launch.env)
-            .stdin(if pipe_stdin {
-                Stdio::piped()
-            } else {
-                Stdio::null()
-            })
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
             .kill_on_drop(true);
         #[cfg(unix)]
-        {
+        let pty = if tty {
+            let pty = crate::pty::Pty::open().map_err(|e| {
+                ErrorObject::invalid_request(format!(
+                    "cannot start process {id}: cannot open a pseudo-terminal: {e}"
+                ))
+            })?;
+            command
+                .stdin(pty.slave_stdio().map_err(spawn_error)?)
+                .stdout(pty.slave_stdio().map_err(spawn_error)?)
+                .stderr(pty.slave_stdio().map_err(spawn_error)?);
+            // A session of its own (also the group terminate kills).
+            crate::pty::controlling_terminal(&mut command);
+            Some(pty)
+        } else {
             // Its own group, so terminate reaches the helper, bubblewrap and the command.
             command.process_group(0);
-            if let Some(arg0) = arg0.or(launch.arg0.as_deref()) {
-                command.arg0(arg0);
-            }
+            None
+        };
+        #[cfg(not(unix))]
+        if tty {
+            return Err(ErrorObject::invalid_params(
+                "invalid params: tty: this executor does not support pseudo-terminals; use tty: false",
+            ));
+        }
+        if !tty {
+            command
+                .stdin(if pipe_stdin {
+                    Stdio::piped()
+                } else {
+                    Stdio::null()
+                })
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped());
+        }
+        #[cfg(unix)]
+        if let Some(arg0) = arg0.or(launch.arg0.as_deref()) {
+            command.arg0(arg0);
         }
         let spawned = command.spawn();
+        // The command holds this process's copies of the terminal's slave: without dropping
+        // them the output would never end.
+        drop(command);
+        #[cfg(unix)]
+        let master = pty.map(crate::pty::Pty::into_master);
         #[cfg(target_os = "linux")]
         if let Some(pipe) = status_pipe.as_mut() {
             pipe.close_writer();
         }
         let mut child = spawned.map_err(spawn_error)?;
+        let input = child.stdin.take().map(Input::Pipe);
+        #[cfg(unix)]
+        let input = input.or_else(|| master.clone().map(Input::Pty));
         let managed = Arc::new(Self {
             id,
             state: Mutex::new(State {
@@ -154,8 +208,8 @@ impl Managed {
                 ..State::default()
             }),
             changed: Notify::new(),
-            stdin: tokio::sync::Mutex::new(child.stdin.take()),
-            piped_stdin: pipe_stdin,
+            stdin: tokio::sync::Mutex::new(input),
+            writable: pipe_stdin || tty,
             sink,
         });
         let stdout = child.stdout.take();
@@ -163,12 +217,18 @@ impl Managed {
         let sandbox = launch.sandbox;
         let this = Arc::clone(&managed);
         tokio::spawn(async move {
-            let (status, (), ()) = tokio::join!(
+            let (status, (), (), ()) = tokio::join!(
                 child.wait(),
                 this.pump(stdout, StreamKind::Stdout),
                 this.pump(stderr, StreamKind::Stderr),
+                async {
+                    #[cfg(unix)]
+                    this.pump(master, StreamKind::Pty).await;
+                },
             );
             lock(&this.state).group = None;
+            // Nothing reads the input any more: close the pipe or the terminal.
+            *this.stdin.lock().await = None;
             let mut exit_code = match status {
                 Ok(status) => exit_code(status),
                 Err(e) => {
@@ -205,9 +265,11 @@ impl Managed {
             let chunk = buffer.get(..read).unwrap_or_default().to_vec();
             self.sink.wait_room(OUTPUT_QUEUE).await;
             let mut state = lock(&self.state);
+            // A terminal merges both streams; it is scanned as stderr, where the helper's
+            // set-up report and denial messages are looked for.
             let scan = match kind {
-                StreamKind::Stderr => &mut state.stderr_scan,
-                _ => &mut state.stdout_scan,
+                StreamKind::Stderr | StreamKind::Pty => &mut state.stderr_scan,
+                StreamKind::Stdout => &mut state.stdout_scan,
             };
             let room = DENIAL_SCAN_BYTES.saturating_sub(scan.len());
             scan.extend_from_slice(chunk.get(..room.min(chunk.len())).unwrap_or_default());
@@ -335,18 +397,17 @@ impl Managed {
 
     /// `process/write`.
     pub(crate) async fn write(&self, bytes: &[u8]) -> WriteStatus {
-        if !self.piped_stdin {
+        if !self.writable {
             return WriteStatus::StdinClosed;
         }
         let mut stdin = self.stdin.lock().await;
-        let Some(pipe) = stdin.as_mut() else {
-            return WriteStatus::StdinClosed;
+        let written = match stdin.as_mut() {
+            None => return WriteStatus::StdinClosed,
+            Some(Input::Pipe(pipe)) => write_all(pipe, bytes).await,
+            #[cfg(unix)]
+            Some(Input::Pty(master)) => write_all(master, bytes).await,
         };
-        let written = async {
-            pipe.write_all(bytes).await?;
-            pipe.flush().await
-        };
-        if written.await.is_err() {
+        if written.is_err() {
             *stdin = None;
             return WriteStatus::StdinClosed;
         }
