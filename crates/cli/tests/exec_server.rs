@@ -613,7 +613,7 @@ fn closing_the_connection_terminates_its_processes() {
             let marker = d.ws.join("pid");
             let token = unique_sleep();
             let mut c = Client::connect(transport, &d.home).await;
-            let script = format!("echo $$ > {}; exec sleep {token}", marker.display());
+            let script = format!("echo $$ > '{}'; exec sleep {token}", marker.display());
             let a = start(&mut c, "s", &["sh", "-c", &script], &d.ws, json!({})).await;
             assert_eq!(a["result"]["processId"], "s", "{a}");
             let written = tokio::time::timeout(exec_server_support::BOUND, async {

@@ -460,7 +460,7 @@ fn app_server_thread_with_a_remote_environment() {
     assert!(exists(dirs.ws.join("via-serve")));
     // turn/interrupt kills a command running on the executor.
     let pid_file = dirs.ws.join("remote.pid");
-    let script = format!("echo $$ > {}; exec sleep 1000", pid_file.display());
+    let script = format!("echo $$ > '{}'; exec sleep 1000", pid_file.display());
     let message = serde_json::json!({"id": 40, "method": "tool/shell", "params": {"threadId": thread_id,
         "turnId": turn_id, "callId": "long", "command": ["sh", "-c", script]}});
     call_raw(&mut call, &message);
@@ -480,7 +480,7 @@ fn app_server_thread_with_a_remote_environment() {
     assert!(interrupted.get("result").is_some(), "{interrupted}");
     let sandbox_pid = std::fs::read_to_string(&pid_file).unwrap();
     // The shell ran in the sandbox's pid namespace: find it on the host by its command line.
-    let marker = format!("echo $$ > {}", pid_file.display());
+    let marker = format!("echo $$ > '{}'", pid_file.display());
     let deadline = Instant::now() + Duration::from_secs(30);
     while running_with(&marker) {
         assert!(
