@@ -10,6 +10,8 @@ use std::sync::Mutex;
 use std::sync::PoisonError;
 use std::sync::atomic::AtomicBool;
 use std::sync::atomic::AtomicI64;
+use std::sync::atomic::AtomicU64;
+use std::sync::atomic::AtomicUsize;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
@@ -144,7 +146,78 @@ pub struct Connection {
     next_id: AtomicI64,
     closed: Arc<AtomicBool>,
     pending: Arc<Mutex<HashMap<RequestId, Waiter>>>,
-    subscribers: Arc<Mutex<HashMap<String, mpsc::UnboundedSender<Notification>>>>,
+    subscribers: Arc<Mutex<HashMap<String, Subscriber>>>,
+}
+
+/// Output notifications one process may have waiting for its consumer, in bytes of their
+/// base64 `chunk` text: 8 MiB. The connection's reader never waits for a slow consumer (that
+/// would stall every other process and answer on the connection); output past this bound is
+/// counted instead of queued, and the consumer reports it as dropped bytes. Exit and close
+/// events are always queued.
+pub const MAX_QUEUED_OUTPUT: usize = 8 << 20;
+
+/// The routing end of one [`Subscription`].
+#[derive(Debug)]
+struct Subscriber {
+    tx: mpsc::UnboundedSender<Notification>,
+    counters: Arc<QueueCounters>,
+}
+
+/// Shared between the reader and one subscription.
+#[derive(Debug, Default)]
+struct QueueCounters {
+    /// Base64 bytes of output queued and not yet received.
+    queued: AtomicUsize,
+    /// Decoded bytes of `stdout`/`pty` output not queued because of the bound.
+    dropped_stdout: AtomicU64,
+    /// The same for `stderr`.
+    dropped_stderr: AtomicU64,
+}
+
+/// The notifications of one process (see [`Connection::subscribe`]).
+#[derive(Debug)]
+pub struct Subscription {
+    rx: mpsc::UnboundedReceiver<Notification>,
+    counters: Arc<QueueCounters>,
+}
+
+impl Subscription {
+    /// The next notification; `None` once the connection is lost.
+    pub async fn recv(&mut self) -> Option<Notification> {
+        let notification = self.rx.recv().await?;
+        if let Some(len) = output_chunk_len(&notification) {
+            self.counters.queued.fetch_sub(len, Ordering::SeqCst);
+        }
+        Some(notification)
+    }
+
+    /// Decoded output bytes `(stdout, stderr)` not delivered because this subscription's queue
+    /// was full (see [`MAX_QUEUED_OUTPUT`]); `pty` output counts as stdout.
+    #[must_use]
+    pub fn dropped(&self) -> (u64, u64) {
+        (
+            self.counters.dropped_stdout.load(Ordering::SeqCst),
+            self.counters.dropped_stderr.load(Ordering::SeqCst),
+        )
+    }
+}
+
+/// The length of a `process/output` notification's base64 chunk.
+fn output_chunk_len(notification: &Notification) -> Option<usize> {
+    if notification.method != method::PROCESS_OUTPUT {
+        return None;
+    }
+    notification
+        .params
+        .as_ref()
+        .and_then(|p| p.get("chunk"))
+        .and_then(Value::as_str)
+        .map(str::len)
+}
+
+/// Bytes decoded from `len` characters of padded base64 (an upper bound of at most 2 bytes).
+const fn decoded_len(len: usize) -> u64 {
+    (len as u64 / 4) * 3
 }
 
 impl Connection {
@@ -154,14 +227,22 @@ impl Connection {
     }
 
     /// Receives the notifications whose `params.processId` is `process_id`. Subscribe before
-    /// `process/start` so nothing is missed. The receiver ends when the connection is lost.
-    pub fn subscribe(&self, process_id: &str) -> mpsc::UnboundedReceiver<Notification> {
+    /// `process/start` so nothing is missed. The subscription ends when the connection is
+    /// lost; its queued output is bounded by [`MAX_QUEUED_OUTPUT`].
+    pub fn subscribe(&self, process_id: &str) -> Subscription {
         let (tx, rx) = mpsc::unbounded_channel();
-        lock(&self.subscribers).insert(process_id.to_owned(), tx);
+        let counters = Arc::new(QueueCounters::default());
+        lock(&self.subscribers).insert(
+            process_id.to_owned(),
+            Subscriber {
+                tx,
+                counters: Arc::clone(&counters),
+            },
+        );
         if self.is_closed() {
             lock(&self.subscribers).remove(process_id);
         }
-        rx
+        Subscription { rx, counters }
     }
 
     /// Stops routing notifications of `process_id`.
@@ -233,9 +314,9 @@ impl Connection {
                     .and_then(Value::as_str)
                     .map(str::to_owned);
                 if let Some(id) = process_id
-                    && let Some(tx) = lock(&self.subscribers).get(&id)
+                    && let Some(subscriber) = lock(&self.subscribers).get(&id)
                 {
-                    let _ = tx.send(notification);
+                    route(subscriber, notification);
                 }
             }
             // The exec-server sends no requests to its client.
@@ -249,6 +330,31 @@ impl Connection {
         lock(&self.pending).clear();
         lock(&self.subscribers).clear();
     }
+}
+
+/// Queues `notification` for `subscriber`, or counts its output as dropped when the queue is
+/// full.
+fn route(subscriber: &Subscriber, notification: Notification) {
+    let counters = &subscriber.counters;
+    if let Some(len) = output_chunk_len(&notification) {
+        if counters.queued.load(Ordering::SeqCst) + len > MAX_QUEUED_OUTPUT {
+            let stderr = notification
+                .params
+                .as_ref()
+                .and_then(|p| p.get("stream"))
+                .and_then(Value::as_str)
+                == Some("stderr");
+            let dropped = if stderr {
+                &counters.dropped_stderr
+            } else {
+                &counters.dropped_stdout
+            };
+            dropped.fetch_add(decoded_len(len), Ordering::SeqCst);
+            return;
+        }
+        counters.queued.fetch_add(len, Ordering::SeqCst);
+    }
+    let _ = subscriber.tx.send(notification);
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -426,6 +532,60 @@ mod tests {
         assert!(Endpoint::parse("unix:rel").is_err());
         assert!(Endpoint::parse("ws://host").is_err());
         assert!(Endpoint::parse("wss://host:1").is_err());
+    }
+
+    fn notification(method: &str, params: Value) -> Message {
+        Message::Notification(Notification {
+            method: method.to_owned(),
+            params: Some(params),
+        })
+    }
+
+    /// A consumer that does not read while a process prints 64 MiB: the queue stays within
+    /// its bound, the rest is counted per stream, and the exit and close events still arrive.
+    #[tokio::test]
+    async fn a_slow_consumer_bounds_the_queued_output_and_counts_the_rest() {
+        let (sink, _rx) = MessageSink::channel();
+        let connection = Connection {
+            url: "unix:/test".into(),
+            sink,
+            next_id: AtomicI64::new(1),
+            closed: Arc::default(),
+            pending: Arc::default(),
+            subscribers: Arc::default(),
+        };
+        let mut events = connection.subscribe("p1");
+        let chunk = "A".repeat(1 << 20); // 1 MiB of base64 = 768 KiB of output
+        for (seq, stream) in (1_u64..=64).zip(["stdout", "stderr"].into_iter().cycle()) {
+            let params = serde_json::json!({
+                "processId": "p1", "seq": seq, "stream": stream, "chunk": chunk,
+            });
+            connection.dispatch(notification(method::PROCESS_OUTPUT, params));
+            assert!(events.counters.queued.load(Ordering::SeqCst) <= MAX_QUEUED_OUTPUT);
+        }
+        for closing in [method::PROCESS_EXITED, method::PROCESS_CLOSED] {
+            let params = serde_json::json!({ "processId": "p1", "seq": 65, "exitCode": 0 });
+            connection.dispatch(notification(closing, params));
+        }
+        let mut outputs = 0;
+        let mut last = String::new();
+        while let Ok(Some(event)) =
+            tokio::time::timeout(Duration::from_secs(5), events.recv()).await
+        {
+            if event.method == method::PROCESS_OUTPUT {
+                outputs += 1;
+            }
+            last.clone_from(&event.method);
+            if last == method::PROCESS_CLOSED {
+                break;
+            }
+        }
+        assert_eq!(outputs, 8, "8 MiB of base64 queued");
+        assert_eq!(last, method::PROCESS_CLOSED);
+        let (stdout, stderr) = events.dropped();
+        assert_eq!(stdout + stderr, 56 * (768 << 10));
+        assert_eq!(stdout, 28 * (768 << 10));
+        assert_eq!(events.counters.queued.load(Ordering::SeqCst), 0);
     }
 
     #[tokio::test]

@@ -148,6 +148,10 @@ pub async fn run_remote(
     }
     guard.connection = None;
     connection.unsubscribe(&process_id);
+    // Output the reader could not queue for this (slow) consumer: lost, like a head past 1 MiB.
+    let (stdout_unqueued, stderr_unqueued) = events.dropped();
+    stdout_dropped += stdout_unqueued;
+    stderr_dropped += stderr_unqueued;
     let Some(exited) = exited else {
         return Err(remote(RemoteError::Lost {
             url: client.environment().url.clone(),
