@@ -10,8 +10,6 @@ use std::sync::Mutex;
 use std::sync::PoisonError;
 use std::sync::atomic::AtomicBool;
 use std::sync::atomic::AtomicI64;
-use std::sync::atomic::AtomicU64;
-use std::sync::atomic::AtomicUsize;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
@@ -20,7 +18,6 @@ use airlock_jsonrpc::Frame;
 use airlock_jsonrpc::LineReader;
 use airlock_jsonrpc::Message;
 use airlock_jsonrpc::MessageSink;
-use airlock_jsonrpc::Notification;
 use airlock_jsonrpc::RequestId;
 use airlock_jsonrpc::WireStyle;
 use futures_util::SinkExt;
@@ -32,6 +29,10 @@ use tokio::sync::oneshot;
 use super::protocol::InitializeParams;
 use super::protocol::InitializeResponse;
 use super::protocol::method;
+use super::subscription::QueueCounters;
+use super::subscription::Subscriber;
+use super::subscription::Subscription;
+use super::subscription::route;
 
 /// The default bound on one request (connect, start, terminate): 30 s.
 pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
@@ -149,77 +150,6 @@ pub struct Connection {
     subscribers: Arc<Mutex<HashMap<String, Subscriber>>>,
 }
 
-/// Output notifications one process may have waiting for its consumer, in bytes of their
-/// base64 `chunk` text: 8 MiB. The connection's reader never waits for a slow consumer (that
-/// would stall every other process and answer on the connection); output past this bound is
-/// counted instead of queued, and the consumer reports it as dropped bytes. Exit and close
-/// events are always queued.
-pub const MAX_QUEUED_OUTPUT: usize = 8 << 20;
-
-/// The routing end of one [`Subscription`].
-#[derive(Debug)]
-struct Subscriber {
-    tx: mpsc::UnboundedSender<Notification>,
-    counters: Arc<QueueCounters>,
-}
-
-/// Shared between the reader and one subscription.
-#[derive(Debug, Default)]
-struct QueueCounters {
-    /// Base64 bytes of output queued and not yet received.
-    queued: AtomicUsize,
-    /// Decoded bytes of `stdout`/`pty` output not queued because of the bound.
-    dropped_stdout: AtomicU64,
-    /// The same for `stderr`.
-    dropped_stderr: AtomicU64,
-}
-
-/// The notifications of one process (see [`Connection::subscribe`]).
-#[derive(Debug)]
-pub struct Subscription {
-    rx: mpsc::UnboundedReceiver<Notification>,
-    counters: Arc<QueueCounters>,
-}
-
-impl Subscription {
-    /// The next notification; `None` once the connection is lost.
-    pub async fn recv(&mut self) -> Option<Notification> {
-        let notification = self.rx.recv().await?;
-        if let Some(len) = output_chunk_len(&notification) {
-            self.counters.queued.fetch_sub(len, Ordering::SeqCst);
-        }
-        Some(notification)
-    }
-
-    /// Decoded output bytes `(stdout, stderr)` not delivered because this subscription's queue
-    /// was full (see [`MAX_QUEUED_OUTPUT`]); `pty` output counts as stdout.
-    #[must_use]
-    pub fn dropped(&self) -> (u64, u64) {
-        (
-            self.counters.dropped_stdout.load(Ordering::SeqCst),
-            self.counters.dropped_stderr.load(Ordering::SeqCst),
-        )
-    }
-}
-
-/// The length of a `process/output` notification's base64 chunk.
-fn output_chunk_len(notification: &Notification) -> Option<usize> {
-    if notification.method != method::PROCESS_OUTPUT {
-        return None;
-    }
-    notification
-        .params
-        .as_ref()
-        .and_then(|p| p.get("chunk"))
-        .and_then(Value::as_str)
-        .map(str::len)
-}
-
-/// Bytes decoded from `len` characters of padded base64 (an upper bound of at most 2 bytes).
-const fn decoded_len(len: usize) -> u64 {
-    (len as u64 / 4) * 3
-}
-
 impl Connection {
     /// Whether the peer has gone away.
     pub fn is_closed(&self) -> bool {
@@ -330,31 +260,6 @@ impl Connection {
         lock(&self.pending).clear();
         lock(&self.subscribers).clear();
     }
-}
-
-/// Queues `notification` for `subscriber`, or counts its output as dropped when the queue is
-/// full.
-fn route(subscriber: &Subscriber, notification: Notification) {
-    let counters = &subscriber.counters;
-    if let Some(len) = output_chunk_len(&notification) {
-        if counters.queued.load(Ordering::SeqCst) + len > MAX_QUEUED_OUTPUT {
-            let stderr = notification
-                .params
-                .as_ref()
-                .and_then(|p| p.get("stream"))
-                .and_then(Value::as_str)
-                == Some("stderr");
-            let dropped = if stderr {
-                &counters.dropped_stderr
-            } else {
-                &counters.dropped_stdout
-            };
-            dropped.fetch_add(decoded_len(len), Ordering::SeqCst);
-            return;
-        }
-        counters.queued.fetch_add(len, Ordering::SeqCst);
-    }
-    let _ = subscriber.tx.send(notification);
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -517,7 +422,9 @@ async fn connect(environment: &RemoteEnvironment) -> Result<Arc<Connection>, Str
 
 #[cfg(test)]
 mod tests {
+    use super::super::subscription::MAX_QUEUED_OUTPUT;
     use super::*;
+    use airlock_jsonrpc::Notification;
 
     #[test]
     fn endpoints() {

@@ -5,9 +5,11 @@ mod client;
 mod config;
 pub mod protocol;
 mod run;
+mod subscription;
 
 pub use client::{
     Connection, DEFAULT_REQUEST_TIMEOUT, Endpoint, ExecServerClient, RemoteEnvironment, RemoteError,
 };
 pub use config::{EnvironmentConfigError, remote_environment_from_config};
 pub use run::{run_remote, sandbox_context};
+pub use subscription::{MAX_QUEUED_OUTPUT, Subscription};
