@@ -19,6 +19,8 @@ use tokio::io::AsyncWriteExt;
 use tokio::io::BufReader;
 use tokio_tungstenite::tungstenite::Message as WsMessage;
 
+pub mod setup;
+
 /// How long any single wait in these tests may take before the test fails (not a speed
 /// assertion: it only keeps a broken server from hanging the suite).
 pub const BOUND: Duration = Duration::from_secs(60);
