@@ -178,21 +178,7 @@ impl ToolRuntime<ShellRequest> for ShellRuntime {
             // (`unsandboxed::git_pin`): no repository swapped in since is used.
             env.extend(req.requirement.unsandboxed.git_env.clone());
         }
-        let request = SandboxTransformRequest {
-            command: req.command.clone(),
-            cwd: req.cwd.clone(),
-            env,
-            permissions: attempt.permissions.clone(),
-            additional_permissions: None,
-            sandbox: attempt.sandbox,
-            sandbox_policy_cwd: attempt.sandbox_policy_cwd.clone(),
-            linux_helper: attempt.linux_helper.clone(),
-            use_legacy_landlock: attempt.use_legacy_landlock,
-            windows_level: attempt.windows_level,
-            enforce_managed_network: attempt.enforce_managed_network,
-            managed_network: attempt.managed_network.clone(),
-            network_proxy_dir: attempt.network_proxy_dir.clone(),
-        };
+        let request = attempt.transform_request(req.command.clone(), req.cwd.clone(), env, None);
         #[cfg(target_os = "linux")]
         if let Some(output) = self.run_direct(&request).await? {
             return denial_checked(attempt.sandbox, output);

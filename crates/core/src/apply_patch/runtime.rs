@@ -18,7 +18,6 @@ use airlock_protocol::FileSystemPermissions;
 use airlock_protocol::FileSystemSandboxEntry;
 use airlock_sandbox::ExecOutput;
 use airlock_sandbox::SandboxManager;
-use airlock_sandbox::SandboxTransformRequest;
 use airlock_sandbox::SandboxType;
 use airlock_sandbox::is_likely_sandbox_denied;
 
@@ -215,26 +214,17 @@ impl ToolRuntime<PatchRequest> for PatchRuntime {
             .collect();
         let launch = self
             .manager
-            .transform(SandboxTransformRequest {
-                command: vec![
+            .transform(attempt.transform_request(
+                vec![
                     helper.display().to_string(),
                     APPLY_PATCH_HELPER_SUBCOMMAND.to_owned(),
                 ],
                 // The environment's cwd, which exists; the patch's own directory (a `cd DIR`
                 // that an Add creates, say) travels in the request.
-                cwd: attempt.sandbox_policy_cwd.clone(),
+                attempt.sandbox_policy_cwd.clone(),
                 env,
-                permissions: attempt.permissions.clone(),
                 additional_permissions,
-                sandbox: attempt.sandbox,
-                sandbox_policy_cwd: attempt.sandbox_policy_cwd.clone(),
-                linux_helper: attempt.linux_helper.clone(),
-                use_legacy_landlock: attempt.use_legacy_landlock,
-                windows_level: attempt.windows_level,
-                enforce_managed_network: attempt.enforce_managed_network,
-                managed_network: attempt.managed_network.clone(),
-                network_proxy_dir: attempt.network_proxy_dir.clone(),
-            })
+            ))
             .map_err(ExecError::from)?;
         let request = HelperRequest {
             cwd: req.verified.cwd.clone(),

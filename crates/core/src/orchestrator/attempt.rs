@@ -49,3 +49,34 @@ pub struct SandboxAttempt {
     /// Windows sandbox level.
     pub windows_level: WindowsSandboxLevel,
 }
+
+impl SandboxAttempt {
+    /// The request that confines `command` as this attempt says: its profile, wrapper, policy
+    /// cwd, helper and network, with `additional_permissions` on top (an apply_patch call's
+    /// extra writable directories). `cwd` is where the command starts; `env` its whole
+    /// environment.
+    #[must_use]
+    pub fn transform_request(
+        &self,
+        command: Vec<String>,
+        cwd: PathBuf,
+        env: std::collections::BTreeMap<String, String>,
+        additional_permissions: Option<airlock_protocol::AdditionalPermissionProfile>,
+    ) -> airlock_sandbox::SandboxTransformRequest {
+        airlock_sandbox::SandboxTransformRequest {
+            command,
+            cwd,
+            env,
+            permissions: self.permissions.clone(),
+            additional_permissions,
+            sandbox: self.sandbox,
+            sandbox_policy_cwd: self.sandbox_policy_cwd.clone(),
+            linux_helper: self.linux_helper.clone(),
+            use_legacy_landlock: self.use_legacy_landlock,
+            windows_level: self.windows_level,
+            enforce_managed_network: self.enforce_managed_network,
+            managed_network: self.managed_network.clone(),
+            network_proxy_dir: self.network_proxy_dir.clone(),
+        }
+    }
+}
