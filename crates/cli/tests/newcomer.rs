@@ -204,6 +204,19 @@ fn item6_exec_json_result_object() {
     assert_eq!(attempts[0]["exit_code"], 3);
     assert_eq!(ran["record"]["requirement"]["type"], "skip");
     assert_eq!(ran["call_id"], ran["record"]["call_id"]);
+    assert!(ran.get("stdout_truncated_bytes").is_none(), "{ran}");
+
+    // Output past the first MiB of a stream is counted, not silently cut.
+    let (code, big) = json(&[
+        "--",
+        "sh",
+        "-c",
+        "head -c 3145728 /dev/zero | tr '\\0' x; head -c 1049600 /dev/zero | tr '\\0' y >&2",
+    ]);
+    assert_eq!(code, Some(0), "{big}");
+    assert_eq!(big["stdout"].as_str().unwrap().len(), 1 << 20);
+    assert_eq!(big["stdout_truncated_bytes"], 2 << 20);
+    assert_eq!(big["stderr_truncated_bytes"], 1024);
 
     let rules = dirs.rules(
         "no.rules",

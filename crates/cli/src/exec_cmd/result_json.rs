@@ -1,7 +1,10 @@
 //! `airlock exec --json`: one result object on stdout, so a caller never has to guess what a
 //! 125 (or a 1) meant (issue 17 item 6).
 //!
-//! Shape: `{"status", "exit_code", "message"?, "call_id"?, "stdout"?, "stderr"?, "record"?}`.
+//! Shape: `{"status", "exit_code", "message"?, "call_id"?, "stdout"?, "stderr"?,
+//! "stdout_truncated_bytes"?, "stderr_truncated_bytes"?, "record"?}`. The captured output
+//! keeps the first MiB of each stream; the `_truncated_bytes` fields (present only when not 0)
+//! count the bytes after it that the command wrote and the result leaves out.
 //! `status` is `ran` (the command ran; `exit_code` is its status), `sandbox_denied` (the
 //! sandbox blocked it and it was not retried), `rejected` (Airlock refused: forbidden,
 //! denied, timed out, aborted, unusable configuration; 125), `error` (it could not be run
@@ -39,6 +42,12 @@ pub(super) fn render(finished: &Finished) -> String {
     if let Some(output) = &finished.output {
         object["stdout"] = Value::from(output.stdout.as_str());
         object["stderr"] = Value::from(output.stderr.as_str());
+        if output.stdout_dropped_bytes > 0 {
+            object["stdout_truncated_bytes"] = Value::from(output.stdout_dropped_bytes);
+        }
+        if output.stderr_dropped_bytes > 0 {
+            object["stderr_truncated_bytes"] = Value::from(output.stderr_dropped_bytes);
+        }
     }
     object.to_string()
 }
