@@ -15,14 +15,7 @@ use exec_support::stdout;
 
 /// Runs `airlock ARGS` in the workspace with this `$AIRLOCK_HOME`, stdin closed.
 fn airlock(dirs: &Dirs, args: &[&str]) -> Output {
-    Command::new(airlock_bin())
-        .env_remove("LD_LIBRARY_PATH") // cargo's; writable in a /tmp checkout
-        .args(args)
-        .current_dir(&dirs.ws)
-        .env("AIRLOCK_HOME", &dirs.home)
-        .stdin(std::process::Stdio::null())
-        .output()
-        .unwrap()
+    dirs.airlock(args)
 }
 
 /// Finding 1: unknown keys in `[exec_policy]`, `[sandbox]` and `[shell_environment_policy]`

@@ -220,9 +220,15 @@ impl Dirs {
     /// when the checkout is under `/tmp`, and a writable library search path keeps every
     /// command in the sandbox (a user's environment has no such entry).
     pub fn exec(&self, args: &[&str]) -> Output {
+        let mut all = vec!["exec"];
+        all.extend_from_slice(args);
+        self.airlock(&all)
+    }
+
+    /// Runs `airlock ARGS` as [`Self::exec`] runs `airlock exec ARGS`.
+    pub fn airlock(&self, args: &[&str]) -> Output {
         Command::new(airlock_bin())
             .env_remove("LD_LIBRARY_PATH") // cargo's; writable in a /tmp checkout
-            .arg("exec")
             .args(args)
             .current_dir(&self.ws)
             .env("AIRLOCK_HOME", &self.home)
