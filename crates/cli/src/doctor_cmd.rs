@@ -6,6 +6,8 @@
 //! may still be enforceable, e.g. with the `airlock` executable inside a writable root,
 //! but the host is not safe to use as it is).
 
+mod git_bare;
+
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode, Stdio};
@@ -234,6 +236,12 @@ fn checks() -> Vec<Check> {
         &["sandbox", "-P", ":workspace", "-C", &tmp, "--", "true"],
     );
     out.push(managed_network_check(&exe, &tmp));
+    out.push(check(
+        "git bare-repository discovery",
+        true,
+        git_bare::bare_repository_detail(),
+        None,
+    ));
     out.push(check(
         "default profile (:workspace) enforced",
         trial.is_ok(),
