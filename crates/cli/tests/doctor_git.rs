@@ -26,8 +26,8 @@ fn bare_repository_line(dirs: &Dirs, global_config: &str) -> serde_json::Value {
         .as_array()
         .unwrap_or_else(|| panic!("not an array: {report}"))
         .iter()
-        .cloned()
         .find(|c| c["check"] == "git bare-repository discovery")
+        .cloned()
         .unwrap_or_else(|| panic!("no git line in {report}"))
 }
 
