@@ -56,7 +56,11 @@ mod gitdir;
 pub mod globs;
 pub mod mounts;
 #[cfg(target_os = "linux")]
+pub mod nested_index;
+#[cfg(target_os = "linux")]
 pub mod nested_scan;
+#[cfg(target_os = "linux")]
+mod nested_walk;
 #[cfg(target_os = "linux")]
 pub mod probe;
 pub mod proxy_env;

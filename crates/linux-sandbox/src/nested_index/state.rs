@@ -1,0 +1,419 @@
+//! The index proper: per root (and skip list), the scan cache's entries held in memory,
+//! which directories' listings are *trusted*, and the last outcome.
+//!
+//! A directory's listing is trusted when the directory was watched before it was listed
+//! and no event has touched it since: every later change of its entries is then in the
+//! inotify queue (see [`super::watch`]), and the query drains the queue first. How the
+//! watch is made to cover exactly the listed inode: the directory is opened
+//! (`O_PATH | O_NOFOLLOW | O_DIRECTORY`), its identity taken with `fstat` on that
+//! descriptor and compared with the walk's `lstat`, the watch added through
+//! `/proc/self/fd/N` (the inode the descriptor holds, whatever the path names now), and
+//! the listing read through the same name, after the watch. That the *path* still names
+//! that inode later is vouched for by its parent's watch (added before the parent's
+//! listing, which named the child): replacing or moving the child is an event there,
+//! which untrusts the child's whole subtree. The root has no watched parent: its
+//! identity is checked with one `lstat` on every query.
+//!
+//! What untrusts what: an event naming a directory or one of the names a listing records
+//! ([`crate::nested_walk::special_name`]) untrusts the watched directory and the named
+//! child's subtree; an event on the directory itself (attributes, moved, deleted,
+//! unmounted, watch removed) untrusts its subtree; a queue overflow or a change of the
+//! mount table (inotify does not see mounts) untrusts everything. Events naming other
+//! files are ignored: a listing does not record them.
+//!
+//! An untrusted directory is listed again by the walk, exactly as the plain scan does. A
+//! directory that cannot be watched (not on a [`super::watch::RELIABLE_FS_MAGIC`] file
+//! system, no watches left, not readable) is never trusted and keeps the root off the
+//! O(1) path, which returns the last outcome when nothing was untrusted since, every
+//! content fact ([`Check`]) still holds, and the last walk did not change the
+//! tagged-directory state.
+
+use std::collections::{BTreeMap, HashMap};
+use std::os::fd::{AsFd as _, AsRawFd as _, OwnedFd};
+use std::os::unix::ffi::OsStrExt as _;
+use std::os::unix::fs::MetadataExt as _;
+use std::path::{Path, PathBuf};
+
+use super::watch::{Event, Watcher, reliable_fs};
+use crate::nested_scan::{ScanOptions, ScanOutcome};
+use crate::nested_walk::{
+    self, Check, Listing, ListingSource, Opened, Seen, ctime_of, lstat_dir, special_name,
+};
+use crate::resolve::ResolveError;
+use crate::scan_cache::{
+    self, HAS_GIT, HAS_HEAD, HAS_PACKAGE_MARKER, HAS_TAG, OwnedEntry, TAGGED_SCANNED,
+};
+
+/// At most this many roots are indexed; the least recently queried is forgotten first.
+pub const MAX_ROOTS: usize = 32;
+
+const LISTING_FLAGS: u8 = HAS_GIT | HAS_TAG | HAS_PACKAGE_MARKER | HAS_HEAD;
+
+#[derive(Debug, Clone, Copy)]
+struct Trust {
+    key: (u64, u64),
+    wd: i32,
+}
+
+struct Last {
+    out: ScanOutcome,
+    checks: Vec<Check>,
+    /// Every directory visited was trusted after the walk and the tagged state is stable.
+    complete: bool,
+}
+
+struct RootState {
+    id: u64,
+    root: PathBuf,
+    skip: Vec<PathBuf>,
+    entries: HashMap<(u64, u64), OwnedEntry>,
+    trusted: BTreeMap<PathBuf, Trust>,
+    /// Something was untrusted since the last walk.
+    dirty: bool,
+    last: Option<Last>,
+    used: u64,
+}
+
+/// The in-process nested-repository index (module docs).
+pub struct Index {
+    watcher: Watcher,
+    roots: Vec<RootState>,
+    /// Which (root id, path) each watch vouches for.
+    wds: HashMap<i32, Vec<(u64, PathBuf)>>,
+    reliable_devs: HashMap<u64, bool>,
+    clock: u64,
+}
+
+impl Index {
+    /// A new, empty index.
+    ///
+    /// # Errors
+    /// When inotify is not available.
+    pub fn new() -> std::io::Result<Self> {
+        Ok(Self {
+            watcher: Watcher::new()?,
+            roots: Vec::new(),
+            wds: HashMap::new(),
+            reliable_devs: HashMap::new(),
+            clock: 0,
+        })
+    }
+
+    /// Forgets every trusted listing (the next query of each root walks it and lists
+    /// every directory), as after a queue overflow.
+    pub fn untrust_all(&mut self) {
+        for wd in self.wds.keys() {
+            self.watcher.unwatch(*wd);
+        }
+        self.wds.clear();
+        self.reliable_devs.clear();
+        for state in &mut self.roots {
+            state.trusted.clear();
+            state.dirty = true;
+        }
+    }
+
+    /// Untrusts `path` (and, with `subtree`, everything below it) in root `id`.
+    fn untrust(&mut self, id: u64, path: &Path, subtree: bool) {
+        let Some(state) = self.roots.iter_mut().find(|s| s.id == id) else {
+            return;
+        };
+        let gone: Vec<(PathBuf, Trust)> = if subtree {
+            state
+                .trusted
+                .range(path.to_path_buf()..)
+                .take_while(|(p, _)| p.starts_with(path))
+                .map(|(p, t)| (p.clone(), *t))
+                .collect()
+        } else {
+            state
+                .trusted
+                .get(path)
+                .map(|t| (path.to_path_buf(), *t))
+                .into_iter()
+                .collect()
+        };
+        for (p, trust) in gone {
+            state.trusted.remove(&p);
+            state.dirty = true;
+            if let Some(paths) = self.wds.get_mut(&trust.wd) {
+                paths.retain(|(i, q)| !(*i == id && *q == p));
+                if paths.is_empty() {
+                    self.wds.remove(&trust.wd);
+                    self.watcher.unwatch(trust.wd);
+                }
+            }
+        }
+    }
+
+    /// Applies every queued event and the mount table's changes.
+    fn sync(&mut self) {
+        let mut events = Vec::new();
+        self.watcher.drain(|e| events.push(e));
+        if self.watcher.mounts_changed() || events.contains(&Event::Overflow) {
+            self.untrust_all();
+            return;
+        }
+        for event in events {
+            match event {
+                Event::Overflow => {}
+                Event::Child { wd, name, is_dir } => {
+                    if !is_dir && !special_name(&name) {
+                        continue; // a file no listing records
+                    }
+                    let child = std::ffi::OsStr::from_bytes(&name);
+                    for (id, path) in self.wds.get(&wd).cloned().unwrap_or_default() {
+                        self.untrust(id, &path, false);
+                        self.untrust(id, &path.join(child), true);
+                    }
+                }
+                Event::Itself { wd } => {
+                    for (id, path) in self.wds.get(&wd).cloned().unwrap_or_default() {
+                        self.untrust(id, &path, true);
+                    }
+                }
+            }
+        }
+    }
+
+    /// The nested repositories below `root`: the same outcome as
+    /// [`crate::nested_scan::scan_nested_repositories`] with a cache of the same history
+    /// (counters aside: `cached` counts trusted listings; both are 0 on the O(1) path).
+    ///
+    /// # Errors
+    /// As the plain scan: [`ResolveError::Unreadable`].
+    pub fn query(
+        &mut self,
+        root: &Path,
+        options: &ScanOptions,
+    ) -> Result<ScanOutcome, ResolveError> {
+        self.sync();
+        self.clock += 1;
+        let position = self
+            .roots
+            .iter()
+            .position(|s| s.root == root && s.skip == options.skip);
+        let mut state = match position {
+            Some(i) => self.roots.swap_remove(i),
+            None => self.new_state(root, options),
+        };
+        state.used = self.clock;
+        let result = self.query_state(&mut state);
+        self.roots.push(state);
+        result
+    }
+
+    fn new_state(&mut self, root: &Path, options: &ScanOptions) -> RootState {
+        if self.roots.len() >= MAX_ROOTS
+            && let Some(oldest) = (0..self.roots.len()).min_by_key(|i| self.roots[*i].used)
+        {
+            let old = self.roots.swap_remove(oldest);
+            for paths in self.wds.values_mut() {
+                paths.retain(|(i, _)| *i != old.id);
+            }
+        }
+        // The tagged-directory history starts from the disk cache, like the plain scan's.
+        let entries = options
+            .cache_dir
+            .as_deref()
+            .and_then(|dir| scan_cache::load(dir, root))
+            .map(|view| view.owned_entries())
+            .unwrap_or_default();
+        RootState {
+            id: self.clock,
+            root: root.to_path_buf(),
+            skip: options.skip.clone(),
+            entries,
+            trusted: BTreeMap::new(),
+            dirty: true,
+            last: None,
+            used: self.clock,
+        }
+    }
+
+    fn query_state(&mut self, state: &mut RootState) -> Result<ScanOutcome, ResolveError> {
+        let root_key = std::fs::symlink_metadata(&state.root)
+            .ok()
+            .map(|m| (m.dev(), m.ino()));
+        if state.trusted.get(&state.root).map(|t| t.key) != root_key {
+            let root = state.root.clone();
+            self.untrust_in(state, &root);
+        }
+        if !state.dirty
+            && let Some(last) = &state.last
+            && last.complete
+            && last.checks.iter().all(Check::holds)
+        {
+            let mut out = last.out.clone();
+            out.listed = 0;
+            out.cached = 0;
+            return Ok(out);
+        }
+        state.last = None;
+        let mut source = IndexSource {
+            index: self,
+            state,
+            pending: None,
+            complete: true,
+        };
+        let skip = source.state.skip.clone();
+        let root = source.state.root.clone();
+        let walked = nested_walk::walk(&root, &skip, &mut source);
+        let complete = source.complete;
+        let result = match walked {
+            Ok(result) => result,
+            Err(e) => {
+                self.untrust_in(state, &root);
+                return Err(e);
+            }
+        };
+        state.entries = result.next.into_iter().collect();
+        state.dirty = false;
+        state.last = Some(Last {
+            out: result.out.clone(),
+            checks: result.checks,
+            complete: complete && !result.tag_state_changed,
+        });
+        Ok(result.out)
+    }
+
+    /// Untrusts the subtree of `path` in `state` (taken out of `self.roots`).
+    fn untrust_in(&mut self, state: &mut RootState, path: &Path) {
+        let id = state.id;
+        let gone: Vec<(PathBuf, Trust)> = state
+            .trusted
+            .range(path.to_path_buf()..)
+            .take_while(|(p, _)| p.starts_with(path))
+            .map(|(p, t)| (p.clone(), *t))
+            .collect();
+        for (p, trust) in gone {
+            state.trusted.remove(&p);
+            if let Some(paths) = self.wds.get_mut(&trust.wd) {
+                paths.retain(|(i, q)| !(*i == id && *q == p));
+                if paths.is_empty() {
+                    self.wds.remove(&trust.wd);
+                    self.watcher.unwatch(trust.wd);
+                }
+            }
+        }
+        state.dirty = true;
+    }
+}
+
+/// A directory opened and watched, waiting to be listed.
+struct Pending {
+    dir: PathBuf,
+    key: (u64, u64),
+    wd: i32,
+    fd: OwnedFd,
+}
+
+struct IndexSource<'a> {
+    index: &'a mut Index,
+    state: &'a mut RootState,
+    pending: Option<Pending>,
+    complete: bool,
+}
+
+impl IndexSource<'_> {
+    /// Opens and watches `dir` (whose `lstat` said `key`), or `None` when it cannot be
+    /// trusted.
+    fn watch(&mut self, dir: &Path, key: (u64, u64)) -> Option<Pending> {
+        use rustix::fs::{Mode, OFlags};
+        let flags = OFlags::PATH | OFlags::NOFOLLOW | OFlags::DIRECTORY | OFlags::CLOEXEC;
+        let fd = rustix::fs::open(dir, flags, Mode::empty()).ok()?;
+        let stat = rustix::fs::fstat(&fd).ok()?;
+        if (stat.st_dev, stat.st_ino) != key {
+            return None; // replaced since the lstat
+        }
+        let reliable = *self
+            .index
+            .reliable_devs
+            .entry(key.0)
+            .or_insert_with(|| reliable_fs(fd.as_fd()));
+        if !reliable {
+            return None;
+        }
+        let wd = self.index.watcher.watch(fd.as_fd()).ok()?;
+        Some(Pending {
+            dir: dir.to_path_buf(),
+            key,
+            wd,
+            fd,
+        })
+    }
+}
+
+impl ListingSource for IndexSource<'_> {
+    fn open(&mut self, dir: &Path, parent_dev: Option<u64>) -> Result<Opened, ResolveError> {
+        if let Some(trust) = self.state.trusted.get(dir)
+            && let Some(entry) = self.state.entries.get(&trust.key)
+        {
+            return Ok(Opened::Dir(Seen {
+                key: trust.key,
+                ctime: entry.ctime,
+                uid: 0,
+                listing: Some(Listing {
+                    flags: entry.flags & LISTING_FLAGS,
+                    children: entry.children.clone(),
+                    known: entry.known.clone(),
+                }),
+                was_scanned_tagged: entry.flags & TAGGED_SCANNED != 0,
+                known: entry.known.clone(),
+            }));
+        }
+        // Not trusted (or its entry was not kept): listed afresh, trusted again if watched.
+        self.state.trusted.remove(dir);
+        let meta = match lstat_dir(dir, parent_dev)? {
+            Ok(meta) => meta,
+            Err(opened) => return Ok(opened),
+        };
+        let key = (meta.dev(), meta.ino());
+        self.pending = self.watch(dir, key);
+        if self.pending.is_none() {
+            self.complete = false;
+        }
+        let old = self.state.entries.get(&key);
+        Ok(Opened::Dir(Seen {
+            key,
+            ctime: ctime_of(&meta),
+            uid: meta.uid(),
+            listing: None,
+            was_scanned_tagged: old.is_some_and(|e| e.flags & TAGGED_SCANNED != 0),
+            known: old.map(|e| e.known.clone()).unwrap_or_default(),
+        }))
+    }
+
+    fn list(&mut self, dir: &Path, seen: &Seen) -> Result<Option<Listing>, ResolveError> {
+        let Some(pending) = self
+            .pending
+            .take()
+            .filter(|p| p.dir == dir && p.key == seen.key)
+        else {
+            return nested_walk::list(dir, dir, seen.uid);
+        };
+        let via = PathBuf::from(format!("/proc/self/fd/{}", pending.fd.as_raw_fd()));
+        let listing = nested_walk::list(dir, &via, seen.uid)?;
+        if listing.is_some() {
+            let id = self.state.id;
+            self.state.trusted.insert(
+                pending.dir.clone(),
+                Trust {
+                    key: pending.key,
+                    wd: pending.wd,
+                },
+            );
+            let paths = self.index.wds.entry(pending.wd).or_default();
+            if !paths.iter().any(|(i, p)| *i == id && *p == pending.dir) {
+                paths.push((id, pending.dir));
+            }
+        } else {
+            self.complete = false;
+        }
+        Ok(listing)
+    }
+
+    fn stale(&self, _ctime: (i64, u32)) -> bool {
+        false // the index never writes the disk cache
+    }
+}
