@@ -15,11 +15,13 @@
 //! identity is checked with one `lstat` on every query.
 //!
 //! What untrusts what: an event naming a directory or one of the names a listing records
-//! ([`crate::nested_walk::special_name`]) untrusts the watched directory and the named
-//! child's subtree; an event on the directory itself (attributes, moved, deleted,
-//! unmounted, watch removed) untrusts its subtree; a queue overflow or a change of the
-//! mount table (inotify does not see mounts) untrusts everything. Events naming other
-//! files are ignored: a listing does not record them.
+//! ([`crate::nested_walk::special_name`]) untrusts the watched directory's listing (it
+//! stays watched, still vouching for its other children) and forgets the named child's
+//! subtree; an event on the directory itself (attributes, moved, deleted, unmounted,
+//! watch removed) forgets its subtree; a queue overflow or a change of the mount table
+//! (inotify does not see mounts) forgets everything. Events naming other files are
+//! ignored: a listing does not record them. A directory is only trusted below a watched
+//! parent.
 //!
 //! An untrusted directory is listed again by the walk, exactly as the plain scan does. A
 //! directory that cannot be watched (not on a [`super::watch::RELIABLE_FS_MAGIC`] file
@@ -49,10 +51,15 @@ pub const MAX_ROOTS: usize = 32;
 
 const LISTING_FLAGS: u8 = HAS_GIT | HAS_TAG | HAS_PACKAGE_MARKER | HAS_HEAD;
 
+/// A directory this root's walk watched: its identity when listed, its watch, and
+/// whether its listing is still trusted. A directory stays watched (its watch keeps
+/// vouching for its children's names) after an event on it untrusts its own listing; it
+/// is forgotten with its whole subtree when it may have been moved, replaced or lost.
 #[derive(Debug, Clone, Copy)]
-struct Trust {
+struct Watched {
     key: (u64, u64),
     wd: i32,
+    trusted: bool,
 }
 
 struct Last {
@@ -67,7 +74,7 @@ struct RootState {
     root: PathBuf,
     skip: Vec<PathBuf>,
     entries: HashMap<(u64, u64), OwnedEntry>,
-    trusted: BTreeMap<PathBuf, Trust>,
+    dirs: BTreeMap<PathBuf, Watched>,
     /// Something was untrusted since the last walk.
     dirty: bool,
     last: Option<Last>,
@@ -108,41 +115,24 @@ impl Index {
         self.wds.clear();
         self.reliable_devs.clear();
         for state in &mut self.roots {
-            state.trusted.clear();
+            state.dirs.clear();
             state.dirty = true;
         }
     }
 
-    /// Untrusts `path` (and, with `subtree`, everything below it) in root `id`.
+    /// Untrusts `path`'s listing (and, with `subtree`, forgets it and everything below it)
+    /// in root `id`.
     fn untrust(&mut self, id: u64, path: &Path, subtree: bool) {
         let Some(state) = self.roots.iter_mut().find(|s| s.id == id) else {
             return;
         };
-        let gone: Vec<(PathBuf, Trust)> = if subtree {
-            state
-                .trusted
-                .range(path.to_path_buf()..)
-                .take_while(|(p, _)| p.starts_with(path))
-                .map(|(p, t)| (p.clone(), *t))
-                .collect()
-        } else {
-            state
-                .trusted
-                .get(path)
-                .map(|t| (path.to_path_buf(), *t))
-                .into_iter()
-                .collect()
-        };
-        for (p, trust) in gone {
-            state.trusted.remove(&p);
+        if subtree {
+            forget_subtree(state, &mut self.wds, &self.watcher, path);
+        } else if let Some(dir) = state.dirs.get_mut(path)
+            && dir.trusted
+        {
+            dir.trusted = false;
             state.dirty = true;
-            if let Some(paths) = self.wds.get_mut(&trust.wd) {
-                paths.retain(|(i, q)| !(*i == id && *q == p));
-                if paths.is_empty() {
-                    self.wds.remove(&trust.wd);
-                    self.watcher.unwatch(trust.wd);
-                }
-            }
         }
     }
 
@@ -208,9 +198,14 @@ impl Index {
             && let Some(oldest) = (0..self.roots.len()).min_by_key(|i| self.roots[*i].used)
         {
             let old = self.roots.swap_remove(oldest);
-            for paths in self.wds.values_mut() {
+            let watcher = &self.watcher;
+            self.wds.retain(|wd, paths| {
                 paths.retain(|(i, _)| *i != old.id);
-            }
+                if paths.is_empty() {
+                    watcher.unwatch(*wd);
+                }
+                !paths.is_empty()
+            });
         }
         // The tagged-directory history starts from the disk cache, like the plain scan's.
         let entries = options
@@ -224,7 +219,7 @@ impl Index {
             root: root.to_path_buf(),
             skip: options.skip.clone(),
             entries,
-            trusted: BTreeMap::new(),
+            dirs: BTreeMap::new(),
             dirty: true,
             last: None,
             used: self.clock,
@@ -235,7 +230,10 @@ impl Index {
         let root_key = std::fs::symlink_metadata(&state.root)
             .ok()
             .map(|m| (m.dev(), m.ino()));
-        if state.trusted.get(&state.root).map(|t| t.key) != root_key {
+        // The root has no watched parent: its identity is checked on every query.
+        if let Some(dir) = state.dirs.get(&state.root)
+            && Some(dir.key) != root_key
+        {
             let root = state.root.clone();
             self.untrust_in(state, &root);
         }
@@ -277,26 +275,38 @@ impl Index {
         Ok(result.out)
     }
 
-    /// Untrusts the subtree of `path` in `state` (taken out of `self.roots`).
+    /// Forgets the subtree of `path` in `state` (taken out of `self.roots`).
     fn untrust_in(&mut self, state: &mut RootState, path: &Path) {
-        let id = state.id;
-        let gone: Vec<(PathBuf, Trust)> = state
-            .trusted
-            .range(path.to_path_buf()..)
-            .take_while(|(p, _)| p.starts_with(path))
-            .map(|(p, t)| (p.clone(), *t))
-            .collect();
-        for (p, trust) in gone {
-            state.trusted.remove(&p);
-            if let Some(paths) = self.wds.get_mut(&trust.wd) {
-                paths.retain(|(i, q)| !(*i == id && *q == p));
-                if paths.is_empty() {
-                    self.wds.remove(&trust.wd);
-                    self.watcher.unwatch(trust.wd);
-                }
+        forget_subtree(state, &mut self.wds, &self.watcher, path);
+        state.dirty = true;
+    }
+}
+
+/// Forgets `path` and everything below it in `state`; a watch left vouching for nothing
+/// is removed.
+fn forget_subtree(
+    state: &mut RootState,
+    wds: &mut HashMap<i32, Vec<(u64, PathBuf)>>,
+    watcher: &Watcher,
+    path: &Path,
+) {
+    let id = state.id;
+    let gone: Vec<(PathBuf, Watched)> = state
+        .dirs
+        .range(path.to_path_buf()..)
+        .take_while(|(p, _)| p.starts_with(path))
+        .map(|(p, w)| (p.clone(), *w))
+        .collect();
+    for (p, dir) in gone {
+        state.dirs.remove(&p);
+        state.dirty = true;
+        if let Some(paths) = wds.get_mut(&dir.wd) {
+            paths.retain(|(i, q)| !(*i == id && *q == p));
+            if paths.is_empty() {
+                wds.remove(&dir.wd);
+                watcher.unwatch(dir.wd);
             }
         }
-        state.dirty = true;
     }
 }
 
@@ -346,11 +356,12 @@ impl IndexSource<'_> {
 
 impl ListingSource for IndexSource<'_> {
     fn open(&mut self, dir: &Path, parent_dev: Option<u64>) -> Result<Opened, ResolveError> {
-        if let Some(trust) = self.state.trusted.get(dir)
-            && let Some(entry) = self.state.entries.get(&trust.key)
+        if let Some(watched) = self.state.dirs.get(dir)
+            && watched.trusted
+            && let Some(entry) = self.state.entries.get(&watched.key)
         {
             return Ok(Opened::Dir(Seen {
-                key: trust.key,
+                key: watched.key,
                 ctime: entry.ctime,
                 uid: 0,
                 listing: Some(Listing {
@@ -363,13 +374,25 @@ impl ListingSource for IndexSource<'_> {
             }));
         }
         // Not trusted (or its entry was not kept): listed afresh, trusted again if watched.
-        self.state.trusted.remove(dir);
         let meta = match lstat_dir(dir, parent_dev)? {
             Ok(meta) => meta,
-            Err(opened) => return Ok(opened),
+            Err(opened) => {
+                forget_subtree(self.state, &mut self.index.wds, &self.index.watcher, dir);
+                return Ok(opened);
+            }
         };
         let key = (meta.dev(), meta.ino());
-        self.pending = self.watch(dir, key);
+        if self.state.dirs.get(dir).is_some_and(|w| w.key != key) {
+            // Another directory now: nothing known below the old one holds.
+            forget_subtree(self.state, &mut self.index.wds, &self.index.watcher, dir);
+        }
+        // A child is trusted only below a watched parent: the parent's watch vouches that
+        // the name still leads to the inode listed (the root is checked on each query).
+        let vouched = *dir == self.state.root
+            || dir
+                .parent()
+                .is_some_and(|p| self.state.dirs.contains_key(p));
+        self.pending = if vouched { self.watch(dir, key) } else { None };
         if self.pending.is_none() {
             self.complete = false;
         }
@@ -394,20 +417,20 @@ impl ListingSource for IndexSource<'_> {
         };
         let via = PathBuf::from(format!("/proc/self/fd/{}", pending.fd.as_raw_fd()));
         let listing = nested_walk::list(dir, &via, seen.uid)?;
-        if listing.is_some() {
-            let id = self.state.id;
-            self.state.trusted.insert(
-                pending.dir.clone(),
-                Trust {
-                    key: pending.key,
-                    wd: pending.wd,
-                },
-            );
-            let paths = self.index.wds.entry(pending.wd).or_default();
-            if !paths.iter().any(|(i, p)| *i == id && *p == pending.dir) {
-                paths.push((id, pending.dir));
-            }
-        } else {
+        let id = self.state.id;
+        self.state.dirs.insert(
+            pending.dir.clone(),
+            Watched {
+                key: pending.key,
+                wd: pending.wd,
+                trusted: listing.is_some(),
+            },
+        );
+        let paths = self.index.wds.entry(pending.wd).or_default();
+        if !paths.iter().any(|(i, p)| *i == id && *p == pending.dir) {
+            paths.push((id, pending.dir));
+        }
+        if listing.is_none() {
             self.complete = false;
         }
         Ok(listing)

@@ -265,6 +265,10 @@ fn nothing_changed_is_answered_without_walking() {
     std::fs::create_dir(p.root.join("c/d/f")).unwrap();
     let fourth = p.agree("mkdir").unwrap();
     assert_eq!(fourth.listed, 2, "{fourth:?}");
+    // One in the root: the root stays watched, its other children stay trusted.
+    std::fs::create_dir(p.root.join("g")).unwrap();
+    let root_change = p.agree("mkdir in the root").unwrap();
+    assert_eq!(root_change.listed, 2, "{root_change:?}");
     repo(&p.root.join("c/d/f"));
     let fifth = p.agree("repo").unwrap();
     assert!(fifth.found.contains(&p.root.join("c/d/f/.git")));
