@@ -8,17 +8,26 @@
 //!   cache: the Airlock home must be outside every writable root), or a root on a file
 //!   system that does not report its changes to inotify ([`watch::RELIABLE_FS_MAGIC`]):
 //!   the plain scan ([`crate::nested_scan::scan_nested_repositories`]);
-//! - in a long-running process that called [`enable_in_process`] (`airlock serve`): one
-//!   process-wide [`Index`];
+//! - in a long-running process that called [`enable_in_process`] (`airlock serve`, the
+//!   daemon itself): one process-wide [`Index`];
+//! - in a one-shot launch that called [`enable_daemon`] (`airlock sandbox`, the
+//!   `airlock linux-sandbox` helper): the per-user daemon ([`daemon`], asked through
+//!   [`client`] within [`client::QUERY_BUDGET`]); without one, the plain scan, and a daemon
+//!   is started for the next launches;
 //! - otherwise the plain scan.
 //!
 //! The index's outcome is the plain scan's for the same tree and tagged-directory history
 //! (it starts from the disk cache's history and shares the walk, [`crate::nested_walk`]).
 
+pub mod client;
+pub mod daemon;
+pub mod peer;
 mod state;
 pub mod watch;
+pub mod wire;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, PoisonError};
 
@@ -32,6 +41,23 @@ pub const ENV_SWITCH: &str = "AIRLOCK_NESTED_INDEX";
 
 static IN_PROCESS: AtomicBool = AtomicBool::new(false);
 static INDEX: Mutex<Option<Index>> = Mutex::new(None);
+static DAEMON_EXE: OnceLock<PathBuf> = OnceLock::new();
+static SPAWNED: AtomicBool = AtomicBool::new(false);
+
+/// Makes [`scan`] ask the per-user daemon, started with the program `exe`
+/// (`airlock __nested-index SOCKET`) when none runs.
+pub fn enable_daemon(exe: PathBuf) {
+    let _ = DAEMON_EXE.set(exe);
+}
+
+/// The daemon's socket for this process's Airlock home and whether a daemon answers
+/// there (`airlock doctor`); `None` when the Airlock home is not an existing directory.
+#[must_use]
+pub fn daemon_status() -> Option<(PathBuf, bool)> {
+    let socket = client::socket_for(&crate::scan_cache::default_cache_dir()?)?;
+    let running = client::ping(&socket);
+    Some((socket, running))
+}
 
 /// Makes [`scan`] use one index in this process (for long-running processes: the index
 /// holds one inotify watch per directory of the roots it was asked about).
@@ -77,6 +103,19 @@ pub fn scan(root: &Path, options: &ScanOptions) -> Result<ScanOutcome, ResolveEr
         }
         if let Some(index) = guard.as_mut() {
             return index.query(root, options);
+        }
+    }
+    if let Some(exe) = DAEMON_EXE.get()
+        && let Some(socket) = options.cache_dir.as_deref().and_then(client::socket_for)
+    {
+        match client::ask(&socket, root, options) {
+            client::Asked::Answer(outcome) => return Ok(outcome),
+            client::Asked::NoDaemon => {
+                if !SPAWNED.swap(true, Ordering::SeqCst) {
+                    client::spawn_daemon(exe, &socket);
+                }
+            }
+            client::Asked::Failed => {}
         }
     }
     scan_nested_repositories(root, options)
