@@ -22,6 +22,7 @@
 pub mod client;
 pub mod daemon;
 pub mod peer;
+mod relist;
 mod state;
 pub mod watch;
 pub mod wire;

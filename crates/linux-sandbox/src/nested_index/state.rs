@@ -49,17 +49,17 @@ use crate::scan_cache::{
 /// At most this many roots are indexed; the least recently queried is forgotten first.
 pub const MAX_ROOTS: usize = 32;
 
-const LISTING_FLAGS: u8 = HAS_GIT | HAS_TAG | HAS_PACKAGE_MARKER | HAS_HEAD;
+pub(super) const LISTING_FLAGS: u8 = HAS_GIT | HAS_TAG | HAS_PACKAGE_MARKER | HAS_HEAD;
 
 /// A directory this root's walk watched: its identity when listed, its watch, and
 /// whether its listing is still trusted. A directory stays watched (its watch keeps
 /// vouching for its children's names) after an event on it untrusts its own listing; it
 /// is forgotten with its whole subtree when it may have been moved, replaced or lost.
 #[derive(Debug, Clone, Copy)]
-struct Watched {
-    key: (u64, u64),
-    wd: i32,
-    trusted: bool,
+pub(super) struct Watched {
+    pub key: (u64, u64),
+    pub wd: i32,
+    pub trusted: bool,
 }
 
 struct Last {
@@ -77,6 +77,10 @@ struct RootState {
     dirs: BTreeMap<PathBuf, Watched>,
     /// Something was untrusted since the last walk.
     dirty: bool,
+    /// Directories forgotten since the last walk (not only listings untrusted).
+    structural: bool,
+    /// Directories whose own listing was untrusted since the last walk.
+    relist: Vec<PathBuf>,
     last: Option<Last>,
     used: u64,
 }
@@ -117,6 +121,7 @@ impl Index {
         for state in &mut self.roots {
             state.dirs.clear();
             state.dirty = true;
+            state.structural = true;
         }
     }
 
@@ -133,6 +138,7 @@ impl Index {
         {
             dir.trusted = false;
             state.dirty = true;
+            state.relist.push(path.to_path_buf());
         }
     }
 
@@ -221,6 +227,8 @@ impl Index {
             entries,
             dirs: BTreeMap::new(),
             dirty: true,
+            structural: true,
+            relist: Vec::new(),
             last: None,
             used: self.clock,
         }
@@ -236,6 +244,19 @@ impl Index {
         {
             let root = state.root.clone();
             self.untrust_in(state, &root);
+        }
+        if state.dirty
+            && !state.structural
+            && state.last.as_ref().is_some_and(|last| last.complete)
+            && super::relist::unchanged(
+                &self.watcher,
+                &mut state.dirs,
+                &state.entries,
+                &state.relist,
+            )
+        {
+            state.dirty = false;
+            state.relist.clear();
         }
         if !state.dirty
             && let Some(last) = &state.last
@@ -267,6 +288,8 @@ impl Index {
         };
         state.entries = result.next.into_iter().collect();
         state.dirty = false;
+        state.structural = false;
+        state.relist.clear();
         state.last = Some(Last {
             out: result.out.clone(),
             checks: result.checks,
@@ -300,6 +323,7 @@ fn forget_subtree(
     for (p, dir) in gone {
         state.dirs.remove(&p);
         state.dirty = true;
+        state.structural = true;
         if let Some(paths) = wds.get_mut(&dir.wd) {
             paths.retain(|(i, q)| !(*i == id && *q == p));
             if paths.is_empty() {

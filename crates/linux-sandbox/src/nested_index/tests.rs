@@ -261,6 +261,12 @@ fn nothing_changed_is_answered_without_walking() {
     std::fs::write(p.root.join("c/d/notes.txt"), "x").unwrap();
     let third = p.agree("a file").unwrap();
     assert_eq!((third.listed, third.cached), (0, 0));
+    // A directory made and removed again (a launch's mount point): the root is listed
+    // again on its own, found unchanged, and the last outcome stands.
+    std::fs::create_dir(p.root.join(".codex")).unwrap();
+    std::fs::remove_dir(p.root.join(".codex")).unwrap();
+    let again = p.agree("mkdir + rmdir").unwrap();
+    assert_eq!((again.listed, again.cached), (0, 0), "the middle path");
     // A new directory: only it and its parent are listed.
     std::fs::create_dir(p.root.join("c/d/f")).unwrap();
     let fourth = p.agree("mkdir").unwrap();
