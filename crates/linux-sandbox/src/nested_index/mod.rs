@@ -32,7 +32,7 @@ use std::sync::OnceLock;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, PoisonError};
 
-pub use state::{Index, MAX_ROOTS};
+pub use state::{Index, MAX_ROOTS, watch_cap};
 
 use crate::nested_scan::{ScanOptions, ScanOutcome, scan_nested_repositories};
 use crate::resolve::ResolveError;

@@ -93,6 +93,19 @@ pub struct Index {
     wds: HashMap<i32, Vec<(u64, PathBuf)>>,
     reliable_devs: HashMap<u64, bool>,
     clock: u64,
+    /// At most this many watches ([`watch_cap`]).
+    max_watches: usize,
+}
+
+/// How many watches the index may hold: half of `fs.inotify.max_user_watches` (the limit
+/// is per user; the user's editors and tools need theirs), at most 1,000,000. A directory
+/// beyond it is not watched, hence listed on every query.
+#[must_use]
+pub fn watch_cap() -> usize {
+    std::fs::read_to_string("/proc/sys/fs/inotify/max_user_watches")
+        .ok()
+        .and_then(|s| s.trim().parse::<usize>().ok())
+        .map_or(4096, |limit| (limit / 2).min(1_000_000))
 }
 
 impl Index {
@@ -107,6 +120,7 @@ impl Index {
             wds: HashMap::new(),
             reliable_devs: HashMap::new(),
             clock: 0,
+            max_watches: watch_cap(),
         })
     }
 
@@ -366,6 +380,9 @@ impl IndexSource<'_> {
             .entry(key.0)
             .or_insert_with(|| reliable_fs(fd.as_fd()));
         if !reliable {
+            return None;
+        }
+        if self.index.wds.len() >= self.index.max_watches {
             return None;
         }
         let wd = self.index.watcher.watch(fd.as_fd()).ok()?;
