@@ -301,6 +301,17 @@ impl Index {
             }
         };
         state.entries = result.next.into_iter().collect();
+        // Directories this walk did not reach (below a tagged directory now pruned, a
+        // deeper root, one gone) are forgotten: their watches are not needed any more.
+        let unreached: Vec<PathBuf> = state
+            .dirs
+            .iter()
+            .filter(|(_, dir)| !state.entries.contains_key(&dir.key))
+            .map(|(path, _)| path.clone())
+            .collect();
+        for path in unreached {
+            forget_subtree(state, &mut self.wds, &self.watcher, &path);
+        }
         state.dirty = false;
         state.structural = false;
         state.relist.clear();
