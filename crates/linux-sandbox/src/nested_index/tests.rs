@@ -3,7 +3,7 @@
 //! history: a tagged directory is pruned from its second sighting on in both).
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is the failure report
 
-use std::os::unix::fs::PermissionsExt as _;
+use std::os::unix::fs::{OpenOptionsExt as _, PermissionsExt as _};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -132,11 +132,18 @@ fn mutate(p: &Pair, rng: &mut Rng, step: usize) -> String {
             format!("repo {}", d.join(&name).display())
         }
         3 => {
-            let res = std::fs::write(d.join(".git"), "gitdir: ./.bare\n");
+            // Never through a `.git` symlink made by an earlier step (O_NOFOLLOW).
+            let res = std::fs::OpenOptions::new()
+                .write(true)
+                .create(true)
+                .truncate(true)
+                .custom_flags(libc::O_NOFOLLOW)
+                .open(d.join(".git"))
+                .and_then(|mut f| std::io::Write::write_all(&mut f, b"gitdir: ./.bare\n"));
             format!(".git file in {}{}", d.display(), r(res))
         }
         4 => {
-            let res = std::os::unix::fs::symlink("/nonexistent", d.join(".git"));
+            let res = std::os::unix::fs::symlink(p.base.join("nowhere"), d.join(".git"));
             format!(".git symlink in {}{}", d.display(), r(res))
         }
         5 => {
