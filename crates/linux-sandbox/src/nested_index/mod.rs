@@ -23,6 +23,7 @@ pub mod client;
 pub mod daemon;
 pub mod peer;
 mod relist;
+mod source;
 mod state;
 pub mod watch;
 pub mod wire;

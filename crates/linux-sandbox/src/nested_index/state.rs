@@ -31,20 +31,16 @@
 //! tagged-directory state.
 
 use std::collections::{BTreeMap, HashMap};
-use std::os::fd::{AsFd as _, AsRawFd as _, OwnedFd};
 use std::os::unix::ffi::OsStrExt as _;
 use std::os::unix::fs::MetadataExt as _;
 use std::path::{Path, PathBuf};
 
-use super::watch::{Event, Watcher, reliable_fs};
+use super::source::{IndexSource, forget_subtree};
+use super::watch::{Event, Watcher};
 use crate::nested_scan::{ScanOptions, ScanOutcome};
-use crate::nested_walk::{
-    self, Check, Listing, ListingSource, Opened, Seen, ctime_of, lstat_dir, special_name,
-};
+use crate::nested_walk::{self, Check, special_name};
 use crate::resolve::ResolveError;
-use crate::scan_cache::{
-    self, HAS_GIT, HAS_HEAD, HAS_PACKAGE_MARKER, HAS_TAG, OwnedEntry, TAGGED_SCANNED,
-};
+use crate::scan_cache::{self, HAS_GIT, HAS_HEAD, HAS_PACKAGE_MARKER, HAS_TAG, OwnedEntry};
 
 /// At most this many roots are indexed; the least recently queried is forgotten first.
 pub const MAX_ROOTS: usize = 32;
@@ -62,39 +58,39 @@ pub(super) struct Watched {
     pub trusted: bool,
 }
 
-struct Last {
+pub(super) struct Last {
     out: ScanOutcome,
     checks: Vec<Check>,
     /// Every directory visited was trusted after the walk and the tagged state is stable.
     complete: bool,
 }
 
-struct RootState {
-    id: u64,
-    root: PathBuf,
-    skip: Vec<PathBuf>,
-    entries: HashMap<(u64, u64), OwnedEntry>,
-    dirs: BTreeMap<PathBuf, Watched>,
+pub(super) struct RootState {
+    pub(super) id: u64,
+    pub(super) root: PathBuf,
+    pub(super) skip: Vec<PathBuf>,
+    pub(super) entries: HashMap<(u64, u64), OwnedEntry>,
+    pub(super) dirs: BTreeMap<PathBuf, Watched>,
     /// Something was untrusted since the last walk.
-    dirty: bool,
+    pub(super) dirty: bool,
     /// Directories forgotten since the last walk (not only listings untrusted).
-    structural: bool,
+    pub(super) structural: bool,
     /// Directories whose own listing was untrusted since the last walk.
-    relist: Vec<PathBuf>,
-    last: Option<Last>,
-    used: u64,
+    pub(super) relist: Vec<PathBuf>,
+    pub(super) last: Option<Last>,
+    pub(super) used: u64,
 }
 
 /// The in-process nested-repository index (module docs).
 pub struct Index {
-    watcher: Watcher,
-    roots: Vec<RootState>,
+    pub(super) watcher: Watcher,
+    pub(super) roots: Vec<RootState>,
     /// Which (root id, path) each watch vouches for.
-    wds: HashMap<i32, Vec<(u64, PathBuf)>>,
-    reliable_devs: HashMap<u64, bool>,
-    clock: u64,
+    pub(super) wds: HashMap<i32, Vec<(u64, PathBuf)>>,
+    pub(super) reliable_devs: HashMap<u64, bool>,
+    pub(super) clock: u64,
     /// At most this many watches ([`watch_cap`]).
-    max_watches: usize,
+    pub(super) max_watches: usize,
 }
 
 /// How many watches the index may hold: half of `fs.inotify.max_user_watches` (the limit
@@ -327,168 +323,5 @@ impl Index {
     fn untrust_in(&mut self, state: &mut RootState, path: &Path) {
         forget_subtree(state, &mut self.wds, &self.watcher, path);
         state.dirty = true;
-    }
-}
-
-/// Forgets `path` and everything below it in `state`; a watch left vouching for nothing
-/// is removed.
-fn forget_subtree(
-    state: &mut RootState,
-    wds: &mut HashMap<i32, Vec<(u64, PathBuf)>>,
-    watcher: &Watcher,
-    path: &Path,
-) {
-    let id = state.id;
-    let gone: Vec<(PathBuf, Watched)> = state
-        .dirs
-        .range(path.to_path_buf()..)
-        .take_while(|(p, _)| p.starts_with(path))
-        .map(|(p, w)| (p.clone(), *w))
-        .collect();
-    for (p, dir) in gone {
-        state.dirs.remove(&p);
-        state.dirty = true;
-        state.structural = true;
-        if let Some(paths) = wds.get_mut(&dir.wd) {
-            paths.retain(|(i, q)| !(*i == id && *q == p));
-            if paths.is_empty() {
-                wds.remove(&dir.wd);
-                watcher.unwatch(dir.wd);
-            }
-        }
-    }
-}
-
-/// A directory opened and watched, waiting to be listed.
-struct Pending {
-    dir: PathBuf,
-    key: (u64, u64),
-    wd: i32,
-    fd: OwnedFd,
-}
-
-struct IndexSource<'a> {
-    index: &'a mut Index,
-    state: &'a mut RootState,
-    pending: Option<Pending>,
-    complete: bool,
-}
-
-impl IndexSource<'_> {
-    /// Opens and watches `dir` (whose `lstat` said `key`), or `None` when it cannot be
-    /// trusted.
-    fn watch(&mut self, dir: &Path, key: (u64, u64)) -> Option<Pending> {
-        use rustix::fs::{Mode, OFlags};
-        let flags = OFlags::PATH | OFlags::NOFOLLOW | OFlags::DIRECTORY | OFlags::CLOEXEC;
-        let fd = rustix::fs::open(dir, flags, Mode::empty()).ok()?;
-        let stat = rustix::fs::fstat(&fd).ok()?;
-        if (stat.st_dev, stat.st_ino) != key {
-            return None; // replaced since the lstat
-        }
-        let reliable = *self
-            .index
-            .reliable_devs
-            .entry(key.0)
-            .or_insert_with(|| reliable_fs(fd.as_fd()));
-        if !reliable {
-            return None;
-        }
-        if self.index.wds.len() >= self.index.max_watches {
-            return None;
-        }
-        let wd = self.index.watcher.watch(fd.as_fd()).ok()?;
-        Some(Pending {
-            dir: dir.to_path_buf(),
-            key,
-            wd,
-            fd,
-        })
-    }
-}
-
-impl ListingSource for IndexSource<'_> {
-    fn open(&mut self, dir: &Path, parent_dev: Option<u64>) -> Result<Opened, ResolveError> {
-        if let Some(watched) = self.state.dirs.get(dir)
-            && watched.trusted
-            && let Some(entry) = self.state.entries.get(&watched.key)
-        {
-            return Ok(Opened::Dir(Seen {
-                key: watched.key,
-                ctime: entry.ctime,
-                uid: 0,
-                listing: Some(Listing {
-                    flags: entry.flags & LISTING_FLAGS,
-                    children: entry.children.clone(),
-                    known: entry.known.clone(),
-                }),
-                was_scanned_tagged: entry.flags & TAGGED_SCANNED != 0,
-                known: entry.known.clone(),
-            }));
-        }
-        // Not trusted (or its entry was not kept): listed afresh, trusted again if watched.
-        let meta = match lstat_dir(dir, parent_dev)? {
-            Ok(meta) => meta,
-            Err(opened) => {
-                forget_subtree(self.state, &mut self.index.wds, &self.index.watcher, dir);
-                return Ok(opened);
-            }
-        };
-        let key = (meta.dev(), meta.ino());
-        if self.state.dirs.get(dir).is_some_and(|w| w.key != key) {
-            // Another directory now: nothing known below the old one holds.
-            forget_subtree(self.state, &mut self.index.wds, &self.index.watcher, dir);
-        }
-        // A child is trusted only below a watched parent: the parent's watch vouches that
-        // the name still leads to the inode listed (the root is checked on each query).
-        let vouched = *dir == self.state.root
-            || dir
-                .parent()
-                .is_some_and(|p| self.state.dirs.contains_key(p));
-        self.pending = if vouched { self.watch(dir, key) } else { None };
-        if self.pending.is_none() {
-            self.complete = false;
-        }
-        let old = self.state.entries.get(&key);
-        Ok(Opened::Dir(Seen {
-            key,
-            ctime: ctime_of(&meta),
-            uid: meta.uid(),
-            listing: None,
-            was_scanned_tagged: old.is_some_and(|e| e.flags & TAGGED_SCANNED != 0),
-            known: old.map(|e| e.known.clone()).unwrap_or_default(),
-        }))
-    }
-
-    fn list(&mut self, dir: &Path, seen: &Seen) -> Result<Option<Listing>, ResolveError> {
-        let Some(pending) = self
-            .pending
-            .take()
-            .filter(|p| p.dir == dir && p.key == seen.key)
-        else {
-            return nested_walk::list(dir, dir, seen.uid);
-        };
-        let via = PathBuf::from(format!("/proc/self/fd/{}", pending.fd.as_raw_fd()));
-        let listing = nested_walk::list(dir, &via, seen.uid)?;
-        let id = self.state.id;
-        self.state.dirs.insert(
-            pending.dir.clone(),
-            Watched {
-                key: pending.key,
-                wd: pending.wd,
-                trusted: listing.is_some(),
-            },
-        );
-        let paths = self.index.wds.entry(pending.wd).or_default();
-        if !paths.iter().any(|(i, p)| *i == id && *p == pending.dir) {
-            paths.push((id, pending.dir));
-        }
-        if listing.is_none() {
-            self.complete = false;
-        }
-        Ok(listing)
-    }
-
-    fn stale(&self, _ctime: (i64, u32)) -> bool {
-        false // the index never writes the disk cache
     }
 }
