@@ -344,8 +344,16 @@ fn a_bind_mount_over_a_subdirectory_is_seen() {
     if !mounted {
         return; // no mount permission in this container
     }
+    /// Undoes the mount even when an assertion fails.
+    struct Unmount(PathBuf);
+    impl Drop for Unmount {
+        fn drop(&mut self) {
+            let _ = std::process::Command::new("umount").arg(&self.0).status();
+        }
+    }
+    let mount = Unmount(target.clone());
     let got = p.agree("bind mount");
-    let _ = std::process::Command::new("umount").arg(&target).status();
     assert!(got.unwrap().found.contains(&target.join("inner/.git")));
+    drop(mount);
     p.agree("unmounted");
 }
