@@ -250,7 +250,27 @@ fn checks() -> Vec<Check> {
             .unwrap_or_else(|e| e),
         Some("fix the failed checks above"),
     ));
+    out.push(nested_index_check());
     out
+}
+
+/// Whether the nested-repository index daemon runs, and where (informational: without it
+/// launches scan the tree themselves, and the first one starts it).
+fn nested_index_check() -> Check {
+    use airlock_linux_sandbox::nested_index;
+    let detail = if nested_index::disabled_by_env() {
+        format!("off ({}=off)", nested_index::ENV_SWITCH)
+    } else {
+        match nested_index::daemon_status() {
+            Some((socket, true)) => format!("daemon running, socket {}", socket.display()),
+            Some((socket, false)) => format!(
+                "daemon not running (the next launch starts one), socket {}",
+                socket.display()
+            ),
+            None => "not used: the Airlock home does not exist".to_string(),
+        }
+    };
+    check("nested-repository index", true, detail, None)
 }
 
 /// The managed network path end to end (spec 12): a loopback listener of this process is

@@ -102,6 +102,13 @@ fn main() -> ExitCode {
         let code = airlock_linux_sandbox::bridge::run_proxy_connect(raw);
         return ExitCode::from(u8::try_from(code).unwrap_or(1));
     }
+    // The per-user nested-repository index daemon (started by a launch, detached).
+    if first.as_ref().is_some_and(|first| {
+        first == airlock_linux_sandbox::nested_index::daemon::DAEMON_SUBCOMMAND
+    }) {
+        let code = airlock_linux_sandbox::nested_index::daemon::run_daemon_subcommand(raw);
+        return ExitCode::from(u8::try_from(code).unwrap_or(1));
+    }
     // The sandboxed child that applies a patch (spec 11 §Enforcement).
     if first.is_some_and(|first| first == airlock_core::apply_patch::APPLY_PATCH_HELPER_SUBCOMMAND)
     {

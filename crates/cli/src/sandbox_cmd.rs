@@ -76,12 +76,21 @@ pub struct SandboxArgs {
 /// Runs `airlock sandbox`. Returns only when the command could not be started or
 /// had to be waited for.
 pub fn run(args: SandboxArgs) -> ExitCode {
+    enable_index_daemon();
     match run_sandbox(args) {
         Ok(code) => ExitCode::from(u8::try_from(code).unwrap_or(1)),
         Err(error) => {
             eprint!("{}", crate::format_error(&error));
             ExitCode::from(SETUP_FAILURE)
         }
+    }
+}
+
+/// One-shot launches ask the per-user nested-repository index daemon (started from this
+/// executable when none runs; `AIRLOCK_NESTED_INDEX=off` turns it off).
+fn enable_index_daemon() {
+    if let Ok(exe) = std::env::current_exe() {
+        airlock_linux_sandbox::nested_index::enable_daemon(exe);
     }
 }
 
@@ -248,6 +257,7 @@ fn describe_for_shell(
 /// `airlock linux-sandbox ...`: the helper the sandbox manager's transform invokes.
 /// Parsed by hand (no clap) so the helper starts as fast as possible.
 pub fn run_helper_subcommand(args: impl Iterator<Item = OsString>) -> ExitCode {
+    enable_index_daemon();
     let result = HelperArgs::parse(args)
         .map_err(anyhow::Error::from)
         .and_then(|helper| match helper.managed_network.clone() {

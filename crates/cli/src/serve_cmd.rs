@@ -31,6 +31,8 @@ pub struct SchemaArgs {
 /// Runs `airlock serve`.
 pub fn run(args: ServeArgs) -> ExitCode {
     crate::exec_cmd::install_warning_printer();
+    // A long-running server keeps one nested-repository index in process.
+    airlock_linux_sandbox::nested_index::enable_in_process();
     let backend = match backend::CliBackend::new() {
         Ok(backend) => Arc::new(backend),
         Err(error) => return crate::report_error(&error),

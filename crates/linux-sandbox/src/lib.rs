@@ -30,7 +30,11 @@
 //!   [`airlock_permissions::MAX_INCLUDE_DEPTH`] levels and 64 files of at most 1 MiB read;
 //! - nested repositories are searched at any depth under every writable root but `/`
 //!   (see [`nested_scan`]); one created inside a `CACHEDIR.TAG`-tagged directory after
-//!   the tag was first seen is not found;
+//!   the tag was first seen is not found. The inotify-driven [`nested_index`] (in process
+//!   for `serve`, a per-user daemon for one-shot launches) gives the same outcome without
+//!   walking; it covers local file systems only (ext2/3/4, XFS, Btrfs, tmpfs), and a
+//!   directory it cannot watch (another user's, beyond its share of
+//!   `fs.inotify.max_user_watches`) is listed on every query;
 //! - with network restricted, `AF_UNIX` datagram sockets cannot be created (even as a
 //!   socketpair), because `sendmsg` could address any socket path the command can see;
 //! - set-user/group-id mode bits cannot be set (`chmod g+s` on a directory included);
@@ -56,7 +60,11 @@ mod gitdir;
 pub mod globs;
 pub mod mounts;
 #[cfg(target_os = "linux")]
+pub mod nested_index;
+#[cfg(target_os = "linux")]
 pub mod nested_scan;
+#[cfg(target_os = "linux")]
+mod nested_walk;
 #[cfg(target_os = "linux")]
 pub mod probe;
 pub mod proxy_env;

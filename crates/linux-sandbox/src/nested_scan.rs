@@ -31,16 +31,13 @@
 //! reach anything below it, git included. Entries that vanish while the walk runs are
 //! skipped; nothing that exists is.
 
-use std::os::unix::ffi::OsStrExt as _;
-use std::os::unix::fs::MetadataExt as _;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use crate::fs_kind::{can_search, effective_uid, pseudo_fs_name};
+use crate::nested_walk::{self, Listing, ListingSource, Opened, Seen, ctime_of, lstat_dir};
 use crate::resolve::ResolveError;
 use crate::scan_cache::{
-    self, CacheView, HAS_GIT, HAS_HEAD, HAS_PACKAGE_MARKER, HAS_TAG, LISTING_STALE, OwnedEntry,
-    TAGGED_SCANNED,
+    self, CacheView, HAS_GIT, HAS_HEAD, HAS_PACKAGE_MARKER, HAS_TAG, LISTING_STALE, TAGGED_SCANNED,
 };
 
 /// First bytes of a valid `CACHEDIR.TAG` (<https://bford.info/cachedir/>).
@@ -55,15 +52,6 @@ pub const PACKAGE_TREE_MARKERS: [&str; 4] = [
     ".yarn-integrity",
     ".yarn-state.yml",
 ];
-
-/// Whether `dir` is a `node_modules` tree marked as a package manager's (a regular file,
-/// not a symlink, named in [`PACKAGE_TREE_MARKERS`]).
-fn package_tree(dir: &Path) -> bool {
-    dir.file_name().is_some_and(|name| name == "node_modules")
-        && PACKAGE_TREE_MARKERS.iter().any(|marker| {
-            std::fs::symlink_metadata(dir.join(marker)).is_ok_and(|meta| meta.is_file())
-        })
-}
 
 /// How one scan runs.
 #[derive(Debug, Clone)]
@@ -82,20 +70,14 @@ pub struct ScanOutcome {
     /// Nested `.git` entries (not `root/.git`) and bare-form git directories (not `root`),
     /// sorted.
     pub found: Vec<PathBuf>,
-    /// Directories not entered because they are on a pseudo filesystem.
+    /// Directories not entered because they are on a pseudo filesystem, sorted.
     pub pseudo: Vec<PathBuf>,
-    /// Tagged directories whose subtree was not walked (known repositories kept).
+    /// Tagged directories whose subtree was not walked (known repositories kept), sorted.
     pub pruned: Vec<PathBuf>,
     /// Directories listed with `getdents`.
     pub listed: usize,
     /// Directories whose listing came from the cache.
     pub cached: usize,
-}
-
-struct Listing {
-    flags: u8,
-    children: Vec<Vec<u8>>,
-    known: Vec<Vec<u8>>,
 }
 
 fn now_ctime() -> (i64, u32) {
@@ -108,136 +90,35 @@ fn now_ctime() -> (i64, u32) {
     )
 }
 
-fn older_than(ctime: (i64, u32), limit: (i64, u32)) -> bool {
-    ctime < limit
-}
-
-fn valid_tag(dir: &Path) -> bool {
-    use std::io::Read as _;
-    use std::os::unix::fs::OpenOptionsExt as _;
-    let Ok(file) = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
-        .open(dir.join("CACHEDIR.TAG"))
-    else {
-        return false;
-    };
-    if !file.metadata().is_ok_and(|m| m.is_file()) {
-        return false;
-    }
-    let mut head = Vec::with_capacity(CACHEDIR_SIGNATURE.len());
-    file.take(CACHEDIR_SIGNATURE.len() as u64)
-        .read_to_end(&mut head)
-        .is_ok()
-        && head == CACHEDIR_SIGNATURE
-}
-
-fn is_vanished(error: &std::io::Error) -> bool {
-    matches!(
-        error.kind(),
-        std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
+/// The change time before which a directory counts as settled: `recent` before now.
+pub(crate) fn settled_limit(recent: Duration) -> (i64, u32) {
+    let started = now_ctime();
+    let limit_nanos = i128::from(started.0) * 1_000_000_000 + i128::from(started.1)
+        - i128::try_from(recent.as_nanos()).unwrap_or(i128::MAX / 4);
+    (
+        i64::try_from(limit_nanos.div_euclid(1_000_000_000)).unwrap_or(i64::MIN),
+        u32::try_from(limit_nanos.rem_euclid(1_000_000_000)).unwrap_or(0),
     )
 }
 
-fn list(dir: &Path, meta: &std::fs::Metadata) -> Result<Option<Listing>, ResolveError> {
-    let entries = match std::fs::read_dir(dir) {
-        Ok(entries) => entries,
-        Err(e) if is_vanished(&e) => return Ok(None),
-        Err(e)
-            if e.kind() == std::io::ErrorKind::PermissionDenied
-                && meta.uid() != effective_uid()
-                && !can_search(dir) =>
-        {
-            return Ok(None);
-        }
-        Err(source) => {
-            return Err(ResolveError::Unreadable {
-                dir: dir.to_path_buf(),
-                source,
-            });
-        }
-    };
-    let mut out = Listing {
-        flags: 0,
-        children: Vec::new(),
-        known: Vec::new(),
-    };
-    for entry in entries {
-        let entry = match entry {
-            Ok(entry) => entry,
-            Err(e) if is_vanished(&e) => continue,
-            Err(source) => {
-                return Err(ResolveError::Unreadable {
-                    dir: dir.to_path_buf(),
-                    source,
-                });
-            }
-        };
-        let Ok(kind) = entry.file_type() else {
-            continue; // vanished since the listing
-        };
-        let name = entry.file_name();
-        if name == ".git" {
-            if kind.is_dir() || kind.is_file() || kind.is_symlink() {
-                out.flags |= HAS_GIT;
-            }
-        } else if name == "CACHEDIR.TAG" {
-            out.flags |= HAS_TAG;
-        } else if name == "HEAD" {
-            out.flags |= HAS_HEAD;
-        } else if PACKAGE_TREE_MARKERS.iter().any(|marker| name == *marker) {
-            out.flags |= HAS_PACKAGE_MARKER;
-        } else if kind.is_dir() {
-            out.children.push(name.as_bytes().to_vec());
-        }
-    }
-    Ok(Some(out))
-}
-
-struct Walk<'a> {
-    root: &'a Path,
-    options: &'a ScanOptions,
+/// Listings from the disk cache: reused while the directory's identity and change time
+/// match and it was not changed too recently.
+struct DiskSource {
     old: Option<CacheView>,
-    next: Vec<((u64, u64), OwnedEntry)>,
-    dirty: bool,
     limit: (i64, u32),
-    out: ScanOutcome,
-    /// Tagged directories seen for the first time: (path, index in `next`).
-    first_tagged: Vec<(PathBuf, usize)>,
 }
 
-impl Walk<'_> {
-    /// Visits `dir`; pushes the child directories to walk next (with `dir`'s device).
-    fn visit(
-        &mut self,
-        dir: &Path,
-        parent_dev: Option<u64>,
-        stack: &mut Vec<(PathBuf, Option<u64>)>,
-    ) -> Result<(), ResolveError> {
-        let meta = match std::fs::symlink_metadata(dir) {
+impl ListingSource for DiskSource {
+    fn open(&mut self, dir: &Path, parent_dev: Option<u64>) -> Result<Opened, ResolveError> {
+        use std::os::unix::fs::MetadataExt as _;
+        let meta = match lstat_dir(dir, parent_dev)? {
             Ok(meta) => meta,
-            Err(e) if is_vanished(&e) => return Ok(()),
-            Err(source) => {
-                return Err(ResolveError::Unreadable {
-                    dir: dir.to_path_buf(),
-                    source,
-                });
-            }
+            Err(opened) => return Ok(opened),
         };
-        if !meta.is_dir() {
-            return Ok(()); // replaced by a non-directory: not followed
-        }
-        if parent_dev != Some(meta.dev()) && pseudo_fs_name(dir).is_some() {
-            self.out.pseudo.push(dir.to_path_buf());
-            return Ok(());
-        }
         let key = (meta.dev(), meta.ino());
-        let ctime = (meta.ctime(), u32::try_from(meta.ctime_nsec()).unwrap_or(0));
+        let ctime = ctime_of(&meta);
         let cached = self.old.as_ref().and_then(|view| view.get(key));
-        let was_scanned_tagged = cached
-            .as_ref()
-            .is_some_and(|e| e.flags & TAGGED_SCANNED != 0);
-        let hit = cached
+        let listing = cached
             .as_ref()
             .filter(|e| e.ctime == ctime && e.flags & LISTING_STALE == 0)
             .map(|e| Listing {
@@ -245,93 +126,31 @@ impl Walk<'_> {
                 children: e.children.iter().map(|c| c.to_vec()).collect(),
                 known: e.known.iter().map(|c| c.to_vec()).collect(),
             });
-        let mut listing = match hit {
-            Some(listing) => {
-                self.out.cached += 1;
-                listing
-            }
-            None => {
-                self.dirty = true;
-                self.out.listed += 1;
-                let Some(mut listing) = list(dir, &meta)? else {
-                    return Ok(());
-                };
-                listing.known = cached
-                    .as_ref()
-                    .map(|e| e.known.iter().map(|c| c.to_vec()).collect())
-                    .unwrap_or_default();
-                listing
-            }
-        };
-        drop(cached);
-        if listing.flags & HAS_GIT != 0 && dir != self.root {
-            self.out.found.push(dir.join(".git"));
-        }
-        // A bare-form git directory is a repository like a `.git` (its content checked
-        // each time: `HEAD` may change without the directory changing); one whose `HEAD`
-        // cannot be judged without blocking (a FIFO) is kept too (fail closed).
-        let bare_form = listing.flags & HAS_HEAD != 0
-            && dir != self.root
-            && airlock_permissions::is_git_directory(
-                dir,
-                &airlock_permissions::GitDirEnv::default(),
-            )
-            .unwrap_or(true);
-        if bare_form {
-            self.out.found.push(dir.to_path_buf());
-        }
-        let mut flags = listing.flags;
-        if !older_than(ctime, self.limit) {
-            flags |= LISTING_STALE;
-        }
-        let tagged = (flags & HAS_TAG != 0 && valid_tag(dir))
-            || (flags & HAS_PACKAGE_MARKER != 0 && package_tree(dir));
-        let mut descend = !bare_form;
-        if tagged && was_scanned_tagged {
-            // Seen tagged before and scanned then: keep what was found, walk no further.
-            let before = listing.known.len();
-            listing.known.retain(|rel| {
-                std::fs::symlink_metadata(dir.join(std::ffi::OsStr::from_bytes(rel))).is_ok()
-            });
-            self.dirty |= before != listing.known.len();
-            for rel in &listing.known {
-                self.out
-                    .found
-                    .push(dir.join(std::ffi::OsStr::from_bytes(rel)));
-            }
-            self.out.pruned.push(dir.to_path_buf());
-            flags |= TAGGED_SCANNED;
-            descend = false;
-        } else if tagged {
-            self.first_tagged.push((dir.to_path_buf(), self.next.len()));
-            flags |= TAGGED_SCANNED;
-            self.dirty = true;
-        } else {
-            self.dirty |= was_scanned_tagged;
-            listing.known.clear();
-        }
-        if descend {
-            for name in &listing.children {
-                let child = dir.join(std::ffi::OsStr::from_bytes(name));
-                if !self.options.skip.contains(&child) {
-                    stack.push((child, Some(meta.dev())));
-                }
-            }
-        }
-        self.next.push((
+        Ok(Opened::Dir(Seen {
             key,
-            OwnedEntry {
-                ctime,
-                flags,
-                children: listing.children,
-                known: listing.known,
-            },
-        ));
-        Ok(())
+            ctime,
+            uid: meta.uid(),
+            was_scanned_tagged: cached
+                .as_ref()
+                .is_some_and(|e| e.flags & TAGGED_SCANNED != 0),
+            known: cached
+                .as_ref()
+                .map(|e| e.known.iter().map(|c| c.to_vec()).collect())
+                .unwrap_or_default(),
+            listing,
+        }))
+    }
+
+    fn list(&mut self, dir: &Path, seen: &Seen) -> Result<Option<Listing>, ResolveError> {
+        nested_walk::list(dir, dir, seen.uid)
+    }
+
+    fn stale(&self, ctime: (i64, u32)) -> bool {
+        ctime >= self.limit
     }
 }
 
-/// Finds the repositories nested below `root` (module docs).
+/// Finds the repositories nested below `root` (module docs), without the index.
 ///
 /// # Errors
 /// [`ResolveError::Unreadable`] for a directory under `root` that cannot be listed.
@@ -339,57 +158,23 @@ pub fn scan_nested_repositories(
     root: &Path,
     options: &ScanOptions,
 ) -> Result<ScanOutcome, ResolveError> {
-    let started = now_ctime();
-    let recent = options.recent;
-    let limit_nanos = i128::from(started.0) * 1_000_000_000 + i128::from(started.1)
-        - i128::try_from(recent.as_nanos()).unwrap_or(i128::MAX / 4);
-    let limit = (
-        i64::try_from(limit_nanos.div_euclid(1_000_000_000)).unwrap_or(i64::MIN),
-        u32::try_from(limit_nanos.rem_euclid(1_000_000_000)).unwrap_or(0),
-    );
     let old = options
         .cache_dir
         .as_deref()
         .and_then(|dir| scan_cache::load(dir, root));
     let old_len = old.as_ref().map_or(0, CacheView::len);
-    let mut walk = Walk {
-        root,
-        options,
+    let mut source = DiskSource {
         old,
-        next: Vec::new(),
-        dirty: false,
-        limit,
-        out: ScanOutcome::default(),
-        first_tagged: Vec::new(),
+        limit: settled_limit(options.recent),
     };
-    let mut stack: Vec<(PathBuf, Option<u64>)> = vec![(root.to_path_buf(), None)];
-    while let Some((dir, parent_dev)) = stack.pop() {
-        walk.visit(&dir, parent_dev, &mut stack)?;
-    }
-    let Walk {
-        mut next,
-        dirty,
-        mut out,
-        first_tagged,
-        ..
-    } = walk;
-    for (dir, index) in first_tagged {
-        next[index].1.known = out
-            .found
-            .iter()
-            .filter_map(|f| f.strip_prefix(&dir).ok())
-            .map(|rel| rel.as_os_str().as_bytes().to_vec())
-            .collect();
-    }
+    let result = nested_walk::walk(root, &options.skip, &mut source)?;
     if let Some(dir) = options.cache_dir.as_deref()
-        && (dirty || next.len() != old_len)
-        && let Some(bytes) = scan_cache::encode(root, next.iter().map(|(k, e)| (*k, e)))
+        && (result.dirty || result.next.len() != old_len)
+        && let Some(bytes) = scan_cache::encode(root, result.next.iter().map(|(k, e)| (*k, e)))
     {
         scan_cache::store(dir, root, &bytes);
     }
-    out.found.sort();
-    out.found.dedup();
-    Ok(out)
+    Ok(result.out)
 }
 
 #[cfg(test)]

@@ -3,6 +3,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is the failure report
 
 use super::*;
+use crate::fs_kind::{effective_uid, pseudo_fs_name};
 
 /// Short enough for tests; [`settle`] waits it out so that the first scan caches.
 const RECENT: Duration = Duration::from_millis(50);

@@ -14,7 +14,7 @@ use crate::dangling::{canonical_prefix, dangling_target};
 use crate::gitdir::{GitProtection, protect_enclosing, protect_git_entry};
 use crate::globs::{GlobExpandError, expand_deny_globs};
 use crate::mounts::{DenyMask, MountInputs, WritableMount};
-use crate::nested_scan::{ScanOptions, scan_nested_repositories};
+use crate::nested_scan::ScanOptions;
 use crate::placeholders::is_placeholder_file;
 use crate::scan_cache::{RECENT_CHANGE_MARGIN, default_cache_dir, usable_cache_dir};
 
@@ -392,7 +392,7 @@ pub fn resolve_mount_inputs_in(
                 cache_dir: cache_dir.clone(),
                 recent: RECENT_CHANGE_MARGIN,
             };
-            scan_nested_repositories(&root, &options)?.found
+            crate::nested_index::scan(&root, &options)?.found
         } else {
             Vec::new()
         };

@@ -166,6 +166,26 @@ impl CacheView {
         r.entry().map(|(_, entry)| entry)
     }
 
+    /// Every entry, owned (the nested-repository index starts from them).
+    #[must_use]
+    pub fn owned_entries(&self) -> HashMap<(u64, u64), OwnedEntry> {
+        self.index
+            .keys()
+            .filter_map(|key| {
+                let e = self.get(*key)?;
+                Some((
+                    *key,
+                    OwnedEntry {
+                        ctime: e.ctime,
+                        flags: e.flags,
+                        children: e.children.iter().map(|c| c.to_vec()).collect(),
+                        known: e.known.iter().map(|c| c.to_vec()).collect(),
+                    },
+                ))
+            })
+            .collect()
+    }
+
     /// Number of directories in the cache.
     #[must_use]
     pub fn len(&self) -> usize {

@@ -1,0 +1,236 @@
+//! Issue 11 "Launch speed in real trees": one-shot launches ask a per-user daemon that
+//! keeps an inotify-driven index of the nested repositories. The daemon knows a tree
+//! without walking it, so each test attacks what it might know wrongly: a repository the
+//! host created after the daemon's scan, a parent directory renamed and recreated by the
+//! sandbox, a sandboxed process talking to the daemon's socket, and a flood of events that
+//! overflows the inotify queue. Each runs the real sandbox with the daemon running, and
+//! asserts on the host that the planted command never ran (or that the daemon refused).
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is the failure report
+
+mod attack_support;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::time::{Duration, Instant};
+
+use airlock_linux_sandbox::nested_index::client::{Asked, ask, ping};
+use airlock_linux_sandbox::nested_scan::ScanOptions;
+use attack_support::{
+    Marker, assert_attack_works_unsandboxed, assert_host_git_is_clean, git_ok, plant_in_git_dir,
+    temp_in, text,
+};
+
+/// A workspace and a private Airlock home (outside every writable root) with the daemon
+/// running; the daemon exits when its socket file is removed (on drop).
+struct Setup {
+    _dir: tempfile::TempDir,
+    ws: PathBuf,
+    home: PathBuf,
+    socket: PathBuf,
+}
+
+impl Drop for Setup {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.socket);
+    }
+}
+
+fn setup(prefix: &str) -> Setup {
+    let (dir, base) = temp_in("/var/tmp", prefix);
+    let ws = base.join("ws");
+    std::fs::create_dir_all(&ws).unwrap();
+    git_ok(&ws, &["init", "-q"]);
+    let home = base.join("home");
+    std::fs::create_dir_all(&home).unwrap();
+    // `net`: `:workspace` with full network, where every Unix socket is reachable.
+    std::fs::write(
+        home.join("config.toml"),
+        "[permissions.net]\nextends = \":workspace\"\n[permissions.net.network]\nenabled = true\n",
+    )
+    .unwrap();
+    let socket = home.join("run/nested-index.sock");
+    Setup {
+        _dir: dir,
+        ws,
+        home,
+        socket,
+    }
+}
+
+impl Setup {
+    /// `airlock sandbox -P :workspace -C WS -- sh -c SCRIPT` with this Airlock home.
+    fn sandboxed(&self, script: &str) -> Output {
+        self.sandboxed_in(":workspace", script)
+    }
+
+    /// [`Self::sandboxed`] under the permission profile `profile`.
+    fn sandboxed_in(&self, profile: &str, script: &str) -> Output {
+        Command::new(env!("CARGO_BIN_EXE_airlock"))
+            .env_remove("LD_LIBRARY_PATH")
+            .env_remove("AIRLOCK_NESTED_INDEX")
+            .env("AIRLOCK_HOME", &self.home)
+            .args(["sandbox", "-P", profile, "-C"])
+            .arg(&self.ws)
+            .args(["--", "sh", "-c", script])
+            .current_dir(&self.ws)
+            .output()
+            .unwrap()
+    }
+
+    /// What the daemon answers for the workspace, asked from the host.
+    fn ask(&self) -> Asked {
+        self.ask_root(&self.ws)
+    }
+
+    /// What the daemon answers for `root`, asked from the host.
+    fn ask_root(&self, root: &Path) -> Asked {
+        let options = ScanOptions {
+            skip: Vec::new(),
+            cache_dir: Some(self.home.join("cache/nested-repos")),
+            recent: Duration::from_secs(2),
+        };
+        ask(&self.socket, root, &options)
+    }
+
+    /// Starts the daemon (the first launch does) and waits until it answers for the
+    /// workspace and `/tmp` (the other writable root of `:workspace`) from its index, so
+    /// that no query of a later launch is still being worked on while the sandbox runs.
+    fn start_daemon(&self) {
+        let out = self.sandboxed("true");
+        assert!(out.status.success(), "{}", text(&out));
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            if ping(&self.socket)
+                && matches!(self.ask(), Asked::Answer(_))
+                && matches!(self.ask_root(Path::new("/tmp")), Asked::Answer(_))
+            {
+                let out = self.sandboxed("true");
+                assert!(out.status.success(), "{}", text(&out));
+                return;
+            }
+            assert!(Instant::now() < deadline, "the daemon did not start");
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
+    /// The daemon answers and lists `repo` among the nested repositories.
+    fn assert_daemon_finds(&self, dot_git: &Path) {
+        match self.ask() {
+            Asked::Answer(out) => assert!(out.found.iter().any(|f| f == dot_git), "{out:?}"),
+            other => panic!("the daemon did not answer: {other:?}"),
+        }
+    }
+}
+
+/// (a) A repository the host creates after the daemon's first scan is protected in the
+/// next sandboxed run.
+#[test]
+fn a_repository_created_after_the_daemons_scan_is_protected() {
+    let _serial = attack_support::serial();
+    let s = setup("airlock-index-new-");
+    std::fs::create_dir_all(s.ws.join("src/lib")).unwrap();
+    s.start_daemon();
+    let repo = s.ws.join("src/lib/vendored");
+    std::fs::create_dir_all(&repo).unwrap();
+    git_ok(&repo, &["init", "-q"]);
+    let marker = Marker::new();
+    let script = plant_in_git_dir(&repo.join(".git"), &marker);
+    let out = s.sandboxed(&script);
+    assert!(out.status.success(), "{}", text(&out));
+    assert_host_git_is_clean(&repo, &marker);
+    s.assert_daemon_finds(&repo.join(".git"));
+    assert_attack_works_unsandboxed(&repo, &script, &marker);
+}
+
+/// (b) The sandbox renames a parent two levels above a directory and recreates the path;
+/// the repository the host then makes there is protected in the next run.
+#[test]
+fn a_parent_renamed_and_recreated_by_the_sandbox_is_seen() {
+    let _serial = attack_support::serial();
+    let s = setup("airlock-index-rename-");
+    std::fs::create_dir_all(s.ws.join("p/q/r")).unwrap();
+    s.start_daemon();
+    let out = s.sandboxed("mv p p.moved && mkdir -p p/q/r && echo MOVED");
+    assert!(text(&out).contains("MOVED"), "{}", text(&out));
+    let repo = s.ws.join("p/q/r");
+    git_ok(&repo, &["init", "-q"]);
+    let marker = Marker::new();
+    let script = plant_in_git_dir(&repo.join(".git"), &marker);
+    let out = s.sandboxed(&script);
+    assert!(out.status.success(), "{}", text(&out));
+    assert_host_git_is_clean(&repo, &marker);
+    s.assert_daemon_finds(&repo.join(".git"));
+    assert_attack_works_unsandboxed(&repo, &script, &marker);
+}
+
+/// (c) A sandboxed process with full network (every Unix socket reachable) that connects
+/// to the daemon's socket and sends garbage, a huge length and a well-formed query gets
+/// nothing back; the daemon keeps serving.
+#[test]
+fn a_sandboxed_process_gets_no_answer_from_the_daemon() {
+    let _serial = attack_support::serial();
+    let s = setup("airlock-index-peer-");
+    s.start_daemon();
+    let ws = s.ws.display().to_string();
+    let script = format!(
+        r#"python3 - <<'EOF'
+import socket, struct
+path = "{socket}"
+root = b"{ws}"
+query = b"ANIQ\x01" + struct.pack("<I", len(root)) + root + struct.pack("<I", 0)
+for payload in [b"garbage" * 100, struct.pack("<I", 0xffffffff), struct.pack("<I", len(query)) + query]:
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.settimeout(5)
+    try:
+        s.connect(path)
+        print("CONNECTED")
+        s.sendall(payload)
+        got = s.recv(100)
+        print("ANSWER" if got else "CLOSED", len(got))
+    except OSError as e:
+        print("REFUSED", e)
+    s.close()
+EOF"#,
+        socket = s.socket.display(),
+    );
+    let out = s.sandboxed_in("net", &script);
+    let all = text(&out);
+    assert!(
+        !all.contains("ANSWER"),
+        "the daemon answered a sandboxed peer: {all}"
+    );
+    // Connected (not merely refused by the sandbox's own filter), then closed unanswered.
+    assert_eq!(all.matches("CONNECTED").count(), 3, "{all}");
+    // Still serving the host.
+    assert!(matches!(s.ask(), Asked::Answer(_)));
+    // The control: the same query from the host is answered.
+    let host = Command::new("sh").args(["-c", &script]).output().unwrap();
+    assert!(text(&host).contains("ANSWER"), "{}", text(&host));
+}
+
+/// (d) A sandboxed run floods the inotify queue (more events than it holds) in one
+/// directory, then the host creates a repository in another one, whose events the full
+/// queue dropped: it is still protected in the next run.
+#[test]
+fn a_flood_of_events_does_not_hide_a_new_repository() {
+    let _serial = attack_support::serial();
+    let s = setup("airlock-index-flood-");
+    std::fs::create_dir_all(s.ws.join("flood")).unwrap();
+    std::fs::create_dir_all(s.ws.join("src")).unwrap();
+    s.start_daemon();
+    let out = s.sandboxed(
+        "python3 -c \"import os\nfor i in range(20000):\n    d = 'flood/d%d' % i\n    \
+         os.mkdir(d)\n    os.rmdir(d)\nprint('FLOODED')\"",
+    );
+    assert!(text(&out).contains("FLOODED"), "{}", text(&out));
+    let repo = s.ws.join("src/late");
+    std::fs::create_dir_all(&repo).unwrap();
+    git_ok(&repo, &["init", "-q"]);
+    let marker = Marker::new();
+    let script = plant_in_git_dir(&repo.join(".git"), &marker);
+    let out = s.sandboxed(&script);
+    assert!(out.status.success(), "{}", text(&out));
+    assert_host_git_is_clean(&repo, &marker);
+    s.assert_daemon_finds(&repo.join(".git"));
+    assert_attack_works_unsandboxed(&repo, &script, &marker);
+}

@@ -1,0 +1,165 @@
+//! The per-user index daemon behind one-shot launches (`airlock sandbox`, the
+//! `airlock linux-sandbox` helper of `exec`): `airlock __nested-index SOCKET` keeps one
+//! [`super::Index`] and answers queries on `$AIRLOCK_HOME/run/nested-index.sock`.
+//!
+//! - The run directory is created private (`0700`) and must be owned by this user and
+//!   closed to others; the socket is bound under a temporary name, made `0600`, then
+//!   renamed into place (a second daemon started at the same time replaces it, and the
+//!   first one, seeing its socket file replaced, exits).
+//! - Only peers running as this user in this mount namespace are answered
+//!   ([`super::peer`]); anything else is closed unanswered. A query is read under a
+//!   deadline and bounded ([`super::wire`]); each connection has its own thread (at most
+//!   [`MAX_CLIENTS`]), so one slow or hostile client never holds up the others for more
+//!   than it holds the index.
+//! - It exits after [`IDLE_EXIT`] without a query, or when its socket file is removed
+//!   or replaced. It never writes anything but its socket (and the disk cache, as any
+//!   scan does, for roots the index does not cover).
+
+use std::os::unix::fs::{DirBuilderExt as _, PermissionsExt as _};
+use std::os::unix::net::{UnixListener, UnixStream};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
+
+use super::peer::{own_socket, private_dir, trusted_peer};
+use super::wire::{MAX_QUERY, decode_query, encode_answer, read_frame, write_frame};
+use crate::nested_scan::ScanOptions;
+use crate::scan_cache::RECENT_CHANGE_MARGIN;
+
+/// The hidden subcommand that runs the daemon (`airlock __nested-index SOCKET`).
+pub const DAEMON_SUBCOMMAND: &str = "__nested-index";
+
+/// The daemon exits after this long without a query.
+pub const IDLE_EXIT: Duration = Duration::from_secs(15 * 60);
+
+/// Most connections served at once; more are closed unanswered (their clients scan).
+pub const MAX_CLIENTS: usize = 16;
+
+/// How long a connection may take to send its query and receive its answer.
+const CLIENT_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// `airlock __nested-index SOCKET`: runs the daemon; returns the exit status (0 also when
+/// another daemon already serves the socket).
+pub fn run_daemon_subcommand(mut args: impl Iterator<Item = std::ffi::OsString>) -> i32 {
+    let Some(socket) = args.next().map(PathBuf::from) else {
+        eprintln!("usage: airlock {DAEMON_SUBCOMMAND} SOCKET");
+        return 2;
+    };
+    // Detached from the launching terminal's session (its hang-up must not end us), and
+    // holding none of the launcher's descriptors (a pipe a caller waits on to close).
+    let _ = rustix::process::setsid();
+    close_inherited();
+    match serve(&socket) {
+        Ok(()) => 0,
+        Err(e) => {
+            eprintln!(
+                "airlock: nested-repository index daemon: {}: {e}",
+                socket.display()
+            );
+            1
+        }
+    }
+}
+
+#[allow(unsafe_code)]
+fn close_inherited() {
+    // SAFETY: called first thing in the daemon, before it opens any descriptor it keeps:
+    // no descriptor above 2 belongs to anything in this process.
+    unsafe {
+        libc::syscall(libc::SYS_close_range, 3_u32, u32::MAX, 0_u32);
+    }
+}
+
+fn serve(socket: &Path) -> std::io::Result<()> {
+    let bad = |what: &str| std::io::Error::other(what.to_string());
+    let run = socket.parent().ok_or_else(|| bad("no parent directory"))?;
+    if !run.exists() {
+        std::fs::DirBuilder::new().mode(0o700).create(run)?;
+    }
+    if !private_dir(run) {
+        return Err(bad("the run directory is not private to this user"));
+    }
+    if super::client::ping(socket) {
+        return Ok(()); // another daemon serves it
+    }
+    let temp = run.join(format!(".nested-index.{}.sock", std::process::id()));
+    let _ = std::fs::remove_file(&temp);
+    let listener = UnixListener::bind(&temp)?;
+    std::fs::set_permissions(&temp, std::fs::Permissions::from_mode(0o600))?;
+    std::fs::rename(&temp, socket)?;
+    let mine = own_socket(socket).ok_or_else(|| bad("socket not in place"))?;
+    super::enable_in_process();
+    let seed = run
+        .parent()
+        .map(|home| home.join("cache").join("nested-repos"));
+    listener.set_nonblocking(true)?;
+    let active = Arc::new(AtomicUsize::new(0));
+    let last = Arc::new(Mutex::new(Instant::now()));
+    loop {
+        wait_readable(&listener, Duration::from_secs(1));
+        if own_socket(socket) != Some(mine) {
+            return Ok(()); // removed or replaced
+        }
+        let idle = last
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .elapsed();
+        if idle > IDLE_EXIT && active.load(Ordering::SeqCst) == 0 {
+            let _ = std::fs::remove_file(socket);
+            return Ok(());
+        }
+        while let Ok((stream, _)) = listener.accept() {
+            if active.load(Ordering::SeqCst) >= MAX_CLIENTS {
+                continue; // dropped: the client scans itself
+            }
+            active.fetch_add(1, Ordering::SeqCst);
+            let (count, stamp, seed) = (Arc::clone(&active), Arc::clone(&last), seed.clone());
+            let spawned = std::thread::Builder::new()
+                .name("nested-index".into())
+                .spawn(move || {
+                    if handle(stream, seed) {
+                        *stamp.lock().unwrap_or_else(PoisonError::into_inner) = Instant::now();
+                    }
+                    count.fetch_sub(1, Ordering::SeqCst);
+                });
+            if spawned.is_err() {
+                active.fetch_sub(1, Ordering::SeqCst);
+            }
+        }
+    }
+}
+
+fn wait_readable(listener: &UnixListener, timeout: Duration) {
+    use rustix::event::{PollFd, PollFlags, Timespec};
+    let mut fds = [PollFd::new(listener, PollFlags::IN)];
+    let timeout = Timespec {
+        tv_sec: i64::try_from(timeout.as_secs()).unwrap_or(1),
+        tv_nsec: 0,
+    };
+    let _ = rustix::event::poll(&mut fds, Some(&timeout));
+}
+
+/// Serves one connection; whether a trusted peer's query was answered.
+fn handle(mut stream: UnixStream, seed: Option<PathBuf>) -> bool {
+    if stream.set_nonblocking(false).is_err()
+        || stream.set_read_timeout(Some(CLIENT_TIMEOUT)).is_err()
+        || stream.set_write_timeout(Some(CLIENT_TIMEOUT)).is_err()
+        || !trusted_peer(&stream)
+    {
+        return false;
+    }
+    let Ok(body) = read_frame(&mut stream, MAX_QUERY) else {
+        return false;
+    };
+    let Some(query) = decode_query(&body) else {
+        return false;
+    };
+    let options = ScanOptions {
+        skip: query.skip,
+        cache_dir: seed,
+        recent: RECENT_CHANGE_MARGIN,
+    };
+    let outcome = super::scan(&query.root, &options).ok();
+    write_frame(&mut stream, &encode_answer(outcome.as_ref())).is_ok()
+}
