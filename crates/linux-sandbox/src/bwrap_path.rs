@@ -135,7 +135,7 @@ fn check_trusted(path: &Path, writable_roots: &[PathBuf]) -> Result<(), BwrapErr
         path: path.to_path_buf(),
         reason,
     };
-    let resolved = std::fs::canonicalize(path)
+    let resolved = airlock_permissions::resolution_memo::canonicalize(path)
         .map_err(|error| untrusted(format!("it cannot be resolved ({error})")))?;
     for spelled in [path, resolved.as_path()] {
         for component in spelled.ancestors() {
@@ -189,7 +189,7 @@ pub fn writable_roots(policy: &FileSystemSandboxPolicy, cwd: &Path) -> Vec<PathB
         .get_writable_roots(&ResolveContext::new(cwd))
         .into_iter()
         .flat_map(|root| {
-            let resolved = std::fs::canonicalize(&root.root).ok();
+            let resolved = airlock_permissions::resolution_memo::canonicalize(&root.root).ok();
             std::iter::once(root.root).chain(resolved)
         })
         .filter(|root| root.parent().is_some())

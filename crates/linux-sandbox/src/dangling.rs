@@ -12,7 +12,7 @@ pub(crate) fn dangling_target(link: &Path) -> PathBuf {
             break;
         };
         let parent = current.parent().unwrap_or(Path::new("/"));
-        let parent = std::fs::canonicalize(parent)
+        let parent = airlock_permissions::resolution_memo::canonicalize(parent)
             .ok()
             .unwrap_or_else(|| parent.to_path_buf());
         current = airlock_permissions::normalize_lexically(&parent.join(target));
@@ -23,24 +23,4 @@ pub(crate) fn dangling_target(link: &Path) -> PathBuf {
     canonical_prefix(&current)
 }
 
-/// `path` with its longest existing prefix canonicalised and the rest appended.
-pub(crate) fn canonical_prefix(path: &Path) -> PathBuf {
-    let mut missing = Vec::new();
-    let mut current = path;
-    loop {
-        if let Ok(real) = std::fs::canonicalize(current) {
-            let mut out = real;
-            for part in missing.iter().rev() {
-                out.push(part);
-            }
-            return out;
-        }
-        match (current.parent(), current.file_name()) {
-            (Some(parent), Some(name)) => {
-                missing.push(name.to_owned());
-                current = parent;
-            }
-            _ => return path.to_path_buf(),
-        }
-    }
-}
+pub(crate) use airlock_permissions::resolution_memo::canonical_prefix;

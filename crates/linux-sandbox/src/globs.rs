@@ -152,7 +152,7 @@ fn walk(
             if set.is_match(&path) {
                 found.push(path.clone());
                 if file_type.is_symlink()
-                    && let Ok(target) = std::fs::canonicalize(&path)
+                    && let Ok(target) = airlock_permissions::resolution_memo::canonicalize(&path)
                 {
                     found.push(target);
                 }

@@ -35,6 +35,7 @@ use crate::placeholders::PlaceholderGuard;
 use crate::placeholders::PlaceholderKind;
 use crate::resolve::{ResolveError, resolve_mount_inputs_in};
 use crate::seccomp::{NetworkSeccompMode, SeccompError};
+use airlock_permissions::resolution_memo::ResolutionMemo;
 
 /// Why the helper could not start the command. Nothing has run when this is returned.
 #[derive(Debug, thiserror::Error)]
@@ -240,6 +241,8 @@ pub fn prepare_bwrap(
     network: NetworkSandboxPolicy,
     proxy: Option<&ProxyMount>,
 ) -> Result<BwrapLaunch, LaunchError> {
+    // One resolution memo for the base and the plan; it ends before any placeholder is made.
+    let _memo = ResolutionMemo::begin();
     let base = BwrapBase::compute(
         args.bwrap_path.as_deref(),
         policy,
@@ -273,6 +276,8 @@ pub fn prepare_bwrap_with(
     proxy: Option<&ProxyMount>,
     warnings: &mut Vec<String>,
 ) -> Result<BwrapLaunch, LaunchError> {
+    // The plan resolves the same prefixes many times; nothing is created while it runs.
+    let _memo = ResolutionMemo::begin();
     let bwrap = base.bwrap().to_path_buf();
     let mut inputs = resolve_mount_inputs_in(policy, &helper_context(args))?;
     warnings.append(&mut inputs.warnings);
@@ -342,10 +347,12 @@ pub fn prepare_bwrap_with(
         seccomp_fds.push(data_fd(bytes).map_err(LaunchError::Prepare)?);
         fd_contents.push(DescriptorContent::SeccompProgram(bytes.clone()));
     }
-    let cwd = std::fs::canonicalize(&args.command_cwd).map_err(|source| LaunchError::Cwd {
-        path: args.command_cwd.clone(),
-        source,
-    })?;
+    let cwd = airlock_permissions::resolution_memo::canonicalize(&args.command_cwd).map_err(
+        |source| LaunchError::Cwd {
+            path: args.command_cwd.clone(),
+            source,
+        },
+    )?;
     let options = NamespaceOptions {
         network: network.is_enabled() && proxy.is_none(),
         disable_userns: features.disable_userns,

@@ -215,8 +215,10 @@ impl PlaceholderGuard {
     }
 }
 
-/// Creates `path` as an empty placeholder of `kind` unless something is there already.
-fn create(path: &Path, kind: PlaceholderKind) -> io::Result<()> {
+/// Creates `path` as an empty placeholder of `kind` unless something is there already;
+/// the directory just made, opened, when this call made one (`lock_placeholder` locks that
+/// descriptor instead of opening the path again).
+fn create(path: &Path, kind: PlaceholderKind) -> io::Result<Option<File>> {
     let made = match kind {
         PlaceholderKind::Directory => std::fs::DirBuilder::new()
             .mode(PLACEHOLDER_MODE)
@@ -231,10 +233,11 @@ fn create(path: &Path, kind: PlaceholderKind) -> io::Result<()> {
             .open(path)
             .and_then(|file| {
                 file.set_permissions(std::fs::Permissions::from_mode(PLACEHOLDER_FILE_MODE))
-            }),
+            })
+            .map(|()| None),
     };
     match made {
-        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => Ok(()),
+        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => Ok(None),
         other => other,
     }
 }
@@ -242,12 +245,19 @@ fn create(path: &Path, kind: PlaceholderKind) -> io::Result<()> {
 /// Gives the directory just created at `path` the placeholder mode, through a descriptor
 /// opened without following a symlink (issue 11, finding F12: a sandbox running meanwhile
 /// can replace the new directory with a symlink to any file, and a `chmod` by path, run as
-/// the launching user, would change that file's mode). A symlink or file there now is left
-/// alone (`lock_placeholder` then sees it is no placeholder).
-fn set_placeholder_mode(path: &Path) -> io::Result<()> {
+/// the launching user, would change that file's mode), and returns that descriptor. A
+/// symlink or file there now is left alone (`lock_placeholder` then sees it is no
+/// placeholder). The mode is set only when the umask changed it (one `fstat` instead of a
+/// `fchmod` on every launch).
+fn set_placeholder_mode(path: &Path) -> io::Result<Option<File>> {
     match open_dir(path) {
-        Ok(dir) => dir.set_permissions(std::fs::Permissions::from_mode(PLACEHOLDER_MODE)),
-        Err(e) if matches!(e.raw_os_error(), Some(libc::ELOOP | libc::ENOTDIR)) => Ok(()),
+        Ok(dir) => {
+            if dir.metadata()?.permissions().mode() & 0o7777 != PLACEHOLDER_MODE {
+                dir.set_permissions(std::fs::Permissions::from_mode(PLACEHOLDER_MODE))?;
+            }
+            Ok(Some(dir))
+        }
+        Err(e) if matches!(e.raw_os_error(), Some(libc::ELOOP | libc::ENOTDIR)) => Ok(None),
         Err(e) => Err(e),
     }
 }
@@ -264,10 +274,10 @@ fn lock_placeholder(path: &Path, kind: PlaceholderKind) -> io::Result<Option<Fil
                 path.display()
             )));
         }
-        create(path, kind)?;
-        let opened = match kind {
-            PlaceholderKind::Directory => open_dir(path),
-            PlaceholderKind::File => open_file(path),
+        let opened = match (create(path, kind)?, kind) {
+            (Some(made), _) => Ok(made),
+            (None, PlaceholderKind::Directory) => open_dir(path),
+            (None, PlaceholderKind::File) => open_file(path),
         };
         let dir = match opened {
             Ok(dir) => dir,

@@ -2,7 +2,7 @@
 //! follow symlinks, expand deny globs, find nested repositories and decide how each
 //! missing path is protected (spec 05 §Linux step 1, reference `linux-sandbox.md` §3–4).
 
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 
 use airlock_permissions::{
     ENFORCED_PROTECTED_NAMES, FileSystemPolicyQueries, GitMetadataError, HomeEntryKind,
@@ -95,19 +95,7 @@ pub enum ResolveError {
     },
 }
 
-/// The first symlink on the way from `/` to `path` (its lexical prefix), if any.
-pub(crate) fn first_symlink(path: &Path) -> Option<PathBuf> {
-    let mut current = PathBuf::new();
-    for component in path.components() {
-        current.push(component);
-        if matches!(component, Component::Normal(_))
-            && std::fs::symlink_metadata(&current).is_ok_and(|m| m.file_type().is_symlink())
-        {
-            return Some(current);
-        }
-    }
-    None
-}
+pub(crate) use airlock_permissions::resolution_memo::first_symlink;
 
 /// The first component of `path` below `root` that does not exist.
 fn first_missing(root: &Path, path: &Path) -> Option<PathBuf> {
@@ -128,7 +116,7 @@ pub(crate) fn is_empty_dir(path: &Path) -> bool {
 }
 
 fn canonical(path: &Path) -> Option<PathBuf> {
-    std::fs::canonicalize(path).ok()
+    airlock_permissions::resolution_memo::canonicalize(path).ok()
 }
 
 /// Whether the repositories nested below `root` are searched for. A writable `/` (a

@@ -293,7 +293,7 @@ pub fn usable_cache_dir(dir: &Path, writable_roots: &[PathBuf]) -> Option<PathBu
         return None;
     }
     let existing = dir.ancestors().find(|a| a.exists())?;
-    let resolved = std::fs::canonicalize(existing).ok()?;
+    let resolved = airlock_permissions::resolution_memo::canonicalize(existing).ok()?;
     let rest = dir.strip_prefix(existing).ok()?;
     let full = resolved.join(rest);
     if writable_roots.iter().any(|r| full.starts_with(r)) {

@@ -62,7 +62,7 @@ pub fn tmpdir_problem(value: &Path) -> Option<String> {
     if !value.is_absolute() {
         return Some("it is not an absolute path".to_owned());
     }
-    let real = match std::fs::canonicalize(value) {
+    let real = match crate::resolution_memo::canonicalize(value) {
         Ok(real) => real,
         Err(e) => return Some(format!("it cannot be resolved ({e})")),
     };
@@ -104,7 +104,8 @@ fn system_directory_problem(real: &Path) -> Option<String> {
         ));
     }
     let home = std::env::var_os("HOME").filter(|home| !home.is_empty());
-    if let Some(home) = home.and_then(|home| std::fs::canonicalize(home).ok())
+    if let Some(home) =
+        home.and_then(|home| crate::resolution_memo::canonicalize(std::path::Path::new(&home)).ok())
         && real == home
     {
         return Some(

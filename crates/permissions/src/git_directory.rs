@@ -81,7 +81,7 @@ pub fn common_dir(dir: &Path, env: &GitDirEnv) -> Result<PathBuf, UntrustedFileE
         });
     }
     let joined = dir.join(written);
-    Ok(std::fs::canonicalize(&joined).unwrap_or(joined))
+    Ok(crate::resolution_memo::canonicalize(&joined).unwrap_or(joined))
 }
 
 /// git's `validate_headref`.

@@ -242,7 +242,7 @@ fn join_lexically(base: &Path, written: &OsStr) -> PathBuf {
 /// that is missing (parent resolved) or that is not a directory although more follows.
 #[must_use]
 pub fn protect_at(lexical: &Path) -> ProtectAt {
-    if let Ok(resolved) = std::fs::canonicalize(lexical) {
+    if let Ok(resolved) = crate::resolution_memo::canonicalize(lexical) {
         return ProtectAt::Existing(resolved);
     }
     let mut current = PathBuf::new();
@@ -267,7 +267,7 @@ pub fn protect_at(lexical: &Path) -> ProtectAt {
 }
 
 fn canonical_or(path: &Path) -> PathBuf {
-    std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf())
+    crate::resolution_memo::canonicalize(path).unwrap_or_else(|_| path.to_path_buf())
 }
 
 impl GitMetadata {

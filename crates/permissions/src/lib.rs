@@ -42,6 +42,7 @@ mod paths;
 mod policy_locations;
 mod queries;
 mod read_deny;
+pub mod resolution_memo;
 mod root_judge;
 mod runtime;
 mod section_keys;

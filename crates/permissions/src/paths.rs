@@ -83,7 +83,7 @@ pub(crate) fn depth(path: &Path) -> usize {
 
 /// `path` canonicalised when it exists, else normalised lexically (symlink-aware dedup).
 pub(crate) fn canonical_or_lexical(path: &Path) -> PathBuf {
-    std::fs::canonicalize(path).unwrap_or_else(|_| normalize_lexically(path))
+    crate::resolution_memo::canonicalize(path).unwrap_or_else(|_| normalize_lexically(path))
 }
 
 /// Joins a relative glob pattern onto a root: `/ws` + `**/*.env` → `/ws/**/*.env`.

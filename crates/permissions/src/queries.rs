@@ -138,6 +138,7 @@ fn judged_writable_roots(
     if policy.kind != FileSystemSandboxKind::Restricted {
         return (Vec::new(), Vec::new());
     }
+    let _memo = crate::resolution_memo::ResolutionMemo::begin();
     let entries = resolved_entries(policy, ctx);
     let first = build_roots(policy, ctx, &entries, &[]);
     let refused = judge_roots(policy, ctx, &entries, &first);

@@ -47,7 +47,7 @@ impl ReadDenyMatcher {
     pub fn try_new(policy: &FileSystemSandboxPolicy, ctx: &ResolveContext) -> Result<Self> {
         let mut roots = Vec::new();
         for root in policy.get_unreadable_roots(ctx) {
-            if let Ok(canonical) = std::fs::canonicalize(&root)
+            if let Ok(canonical) = crate::resolution_memo::canonicalize(&root)
                 && canonical != root
             {
                 roots.push(canonical);
@@ -103,7 +103,7 @@ fn canonicalize_existing_prefix(path: &Path) -> Option<PathBuf> {
     let mut rest = Vec::new();
     let mut current = path;
     loop {
-        if let Ok(canonical) = std::fs::canonicalize(current) {
+        if let Ok(canonical) = crate::resolution_memo::canonicalize(current) {
             let mut out = canonical;
             out.extend(rest.iter().rev());
             return Some(out);

@@ -32,6 +32,7 @@ use crate::paths::depth;
 use crate::paths::normalize_lexically;
 use crate::queries::WritableRoot;
 use crate::read_deny::glob_matches_path_or_ancestor;
+use crate::resolution_memo::first_symlink;
 
 /// A write entry that does not become a writable root, and why.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -96,41 +97,10 @@ pub(crate) fn resolved_entries(
         .collect()
 }
 
-/// The first symlink on the way from `/` to `path` (a lexical prefix of it), if any.
-fn first_symlink(path: &Path) -> Option<PathBuf> {
-    let mut current = PathBuf::new();
-    for component in path.components() {
-        current.push(component);
-        if current.parent().is_some()
-            && std::fs::symlink_metadata(&current).is_ok_and(|m| m.file_type().is_symlink())
-        {
-            return Some(current);
-        }
-    }
-    None
-}
-
-/// `path` with its longest existing prefix canonicalised (missing rest appended lexically).
+/// `path` normalised lexically, with its longest existing prefix canonicalised (missing
+/// rest appended lexically).
 pub(crate) fn canonical_prefix(path: &Path) -> PathBuf {
-    let path = normalize_lexically(path);
-    let mut missing = Vec::new();
-    let mut current = path.as_path();
-    loop {
-        if let Ok(real) = std::fs::canonicalize(current) {
-            let mut out = real;
-            for part in missing.iter().rev() {
-                out.push(part);
-            }
-            return out;
-        }
-        match (current.parent(), current.file_name()) {
-            (Some(parent), Some(name)) => {
-                missing.push(name.to_owned());
-                current = parent;
-            }
-            _ => return path,
-        }
-    }
+    crate::resolution_memo::canonical_prefix(&normalize_lexically(path))
 }
 
 /// "`target` is `outer`" or "`target` lies inside `outer`".

@@ -3,16 +3,15 @@
 //! they run, instead of assuming that some folder (`/tmp`, `target/`) is (issue 17).
 
 use std::path::Path;
-use std::path::PathBuf;
 
 use airlock_protocol::FileSystemSandboxKind;
 use airlock_protocol::FileSystemSandboxPolicy;
 
 use crate::context::ResolveContext;
 use crate::paths::absolutize;
-use crate::paths::normalize_lexically;
 use crate::queries::FileSystemPolicyQueries;
 use crate::queries::WritableRoot;
+use crate::root_judge::canonical_prefix;
 
 /// Whether a command confined by `policy` (resolved against `ctx`) may write `path` or
 /// anything under it. `path` need not exist: its nearest existing ancestor is canonicalised,
@@ -50,29 +49,6 @@ fn is_read_only_in(root: &WritableRoot, path: &Path) -> bool {
     root.read_only_subpaths
         .iter()
         .any(|sub| path.starts_with(sub))
-}
-
-/// `path` with its longest existing prefix canonicalised and the rest appended lexically.
-fn canonical_prefix(path: &Path) -> PathBuf {
-    let path = normalize_lexically(path);
-    let mut missing = Vec::new();
-    let mut current = path.as_path();
-    loop {
-        if let Ok(real) = std::fs::canonicalize(current) {
-            let mut out = real;
-            for part in missing.iter().rev() {
-                out.push(part);
-            }
-            return out;
-        }
-        match (current.parent(), current.file_name()) {
-            (Some(parent), Some(name)) => {
-                missing.push(name.to_owned());
-                current = parent;
-            }
-            _ => return path,
-        }
-    }
 }
 
 #[cfg(test)]
