@@ -2,8 +2,9 @@
 //! keeps an inotify-driven index of the nested repositories. The daemon knows a tree
 //! without walking it, so each test attacks what it might know wrongly: a repository the
 //! host created after the daemon's scan, a parent directory renamed and recreated by the
-//! sandbox, a sandboxed process talking to the daemon's socket, and a flood of events that
-//! overflows the inotify queue. Each runs the real sandbox with the daemon running, and
+//! sandbox, a sandboxed process talking to the daemon's socket, a flood of events that
+//! overflows the inotify queue, and a tag removed and put back while the daemon, not the
+//! disk cache, saw the untagged period. Each runs the real sandbox with the daemon running, and
 //! asserts on the host that the planted command never ran (or that the daemon refused).
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is the failure report
 
@@ -65,9 +66,15 @@ impl Setup {
 
     /// [`Self::sandboxed`] under the permission profile `profile`.
     fn sandboxed_in(&self, profile: &str, script: &str) -> Output {
+        self.sandboxed_with_index(profile, "on", script)
+    }
+
+    /// [`Self::sandboxed_in`] with `AIRLOCK_NESTED_INDEX=index` (`off`: the plain scan with
+    /// the disk cache, as a launch whose daemon answered too late falls back to).
+    fn sandboxed_with_index(&self, profile: &str, index: &str, script: &str) -> Output {
         Command::new(env!("CARGO_BIN_EXE_airlock"))
             .env_remove("LD_LIBRARY_PATH")
-            .env_remove("AIRLOCK_NESTED_INDEX")
+            .env("AIRLOCK_NESTED_INDEX", index)
             .env("AIRLOCK_HOME", &self.home)
             .args(["sandbox", "-P", profile, "-C"])
             .arg(&self.ws)
@@ -228,6 +235,56 @@ fn a_flood_of_events_does_not_hide_a_new_repository() {
     git_ok(&repo, &["init", "-q"]);
     let marker = Marker::new();
     let script = plant_in_git_dir(&repo.join(".git"), &marker);
+    let out = s.sandboxed(&script);
+    assert!(out.status.success(), "{}", text(&out));
+    assert_host_git_is_clean(&repo, &marker);
+    s.assert_daemon_finds(&repo.join(".git"));
+    assert_attack_works_unsandboxed(&repo, &script, &marker);
+}
+
+/// (e) Red-team finding on the daemon's tag history. A tagged directory is scanned when
+/// first seen tagged; later scans keep only the repositories found then. The sandbox
+/// removes the tag, the host creates a repository there, the sandbox puts a tag back. The
+/// daemon, which saw the untagged period, protects the repository; but a launch that does
+/// not get the daemon's answer (late, a restarted daemon, an evicted root) used to read the
+/// disk cache's record from before the untagged period and prune the directory, leaving the
+/// repository writable. A record now holds only under the very tag file it was made under.
+#[test]
+fn a_repository_made_while_a_tag_was_removed_stays_protected_without_the_daemon() {
+    let _serial = attack_support::serial();
+    let s = setup("airlock-index-tag-");
+    let vendor = s.ws.join("vendor");
+    std::fs::create_dir_all(&vendor).unwrap();
+    let tag = "Signature: 8a477f597d28d172789f06886806bc55\n# a build cache\n";
+    std::fs::write(vendor.join("CACHEDIR.TAG"), tag).unwrap();
+    // The first launch scans without the daemon and records `vendor` as tagged and scanned.
+    s.start_daemon();
+    let out = s.sandboxed("rm vendor/CACHEDIR.TAG && echo UNTAGGED");
+    assert!(text(&out).contains("UNTAGGED"), "{}", text(&out));
+    let repo = vendor.join("lib");
+    std::fs::create_dir_all(&repo).unwrap();
+    git_ok(&repo, &["init", "-q"]);
+    let retag = format!(
+        "printf '{}' > vendor/CACHEDIR.TAG && echo RETAGGED",
+        tag.replace('\n', "\\n")
+    );
+    let out = s.sandboxed(&retag);
+    assert!(text(&out).contains("RETAGGED"), "{}", text(&out));
+    s.assert_daemon_finds(&repo.join(".git"));
+    let marker = Marker::new();
+    let script = plant_in_git_dir(&repo.join(".git"), &marker);
+    // The launch that falls back to the plain scan (no answer in time).
+    let out = s.sandboxed_with_index(":workspace", "off", &script);
+    assert!(out.status.success(), "{}", text(&out));
+    assert_host_git_is_clean(&repo, &marker);
+    // A daemon started afresh (after its idle exit) seeds its history from the disk cache.
+    std::fs::remove_file(&s.socket).unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while ping(&s.socket) {
+        assert!(Instant::now() < deadline, "the daemon did not exit");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    s.start_daemon();
     let out = s.sandboxed(&script);
     assert!(out.status.success(), "{}", text(&out));
     assert_host_git_is_clean(&repo, &marker);

@@ -16,8 +16,12 @@
 //!   the repositories found then are kept protected afterwards. A tag is a file the
 //!   command can write, so tagging a directory never hides a repository that was already
 //!   there; a repository created inside a tagged directory later is not found (like any
-//!   build output, it is the cache's). Without a usable cache every tag is a first
-//!   sighting, so nothing is pruned.
+//!   build output, it is the cache's). The record of that first scan names the tag file
+//!   it was made under ([`crate::scan_cache::Marker`]) and holds only while that very file
+//!   is there: a tag removed and put back is a first sighting again, so a repository made
+//!   while the directory was untagged is found even when no scan saw the untagged period
+//!   (the index daemon answered those launches). Without a usable cache every tag is a
+//!   first sighting, so nothing is pruned.
 //! - a `node_modules` directory holding a package manager's own record of what it installed
 //!   there ([`PACKAGE_TREE_MARKERS`]: npm's `.package-lock.json`, pnpm's `.modules.yaml`,
 //!   Yarn's `.yarn-integrity` / `.yarn-state.yml`) is a tree owned by that tool, by content
@@ -133,6 +137,7 @@ impl ListingSource for DiskSource {
             was_scanned_tagged: cached
                 .as_ref()
                 .is_some_and(|e| e.flags & TAGGED_SCANNED != 0),
+            marker: cached.as_ref().map_or((0, 0, 0), |e| e.marker),
             known: cached
                 .as_ref()
                 .map(|e| e.known.iter().map(|c| c.to_vec()).collect())

@@ -303,3 +303,51 @@ fn bare_form_git_directories_are_found_and_not_entered() {
     with_c.push(t.root.join("c"));
     assert_eq!(scan(&t, true).found, with_c);
 }
+
+/// A tagged directory's record holds only under the tag file it was made under: a tag
+/// removed and put back (by `rm`, `mv` away and back, or a hard link) with no scan seeing
+/// the untagged period (the index daemon answered those launches) never hides a repository
+/// created meanwhile.
+#[test]
+fn a_tag_removed_and_put_back_unseen_does_not_hide_what_was_made_meanwhile() {
+    let tag = [CACHEDIR_SIGNATURE, b"\n# made by a test\n"].concat();
+    type Put = fn(&Path, &[u8], &Path);
+    let ways: [(&str, Put); 3] = [
+        ("rm and write", |dir, tag, _| {
+            std::fs::remove_file(dir.join("CACHEDIR.TAG")).unwrap();
+            std::fs::write(dir.join("CACHEDIR.TAG"), tag).unwrap();
+        }),
+        ("mv away and back", |dir, _, away| {
+            std::fs::rename(dir.join("CACHEDIR.TAG"), away.join("tag")).unwrap();
+            std::fs::rename(away.join("tag"), dir.join("CACHEDIR.TAG")).unwrap();
+        }),
+        ("hard link away and back", |dir, _, away| {
+            std::fs::hard_link(dir.join("CACHEDIR.TAG"), away.join("tag")).unwrap();
+            std::fs::remove_file(dir.join("CACHEDIR.TAG")).unwrap();
+            std::fs::hard_link(away.join("tag"), dir.join("CACHEDIR.TAG")).unwrap();
+        }),
+    ];
+    for (how, put_back) in ways {
+        let t = tree();
+        let away = t.root.parent().unwrap().join("away");
+        std::fs::create_dir_all(&away).unwrap();
+        let tagged = t.root.join("vendor");
+        std::fs::create_dir_all(&tagged).unwrap();
+        std::fs::write(tagged.join("CACHEDIR.TAG"), &tag).unwrap();
+        settle();
+        let first = scan(&t, true);
+        assert!(first.found.is_empty(), "{how}: {first:?}");
+        // Untagged meanwhile (seen by no scan that writes the cache), a repository made.
+        put_back(&tagged, &tag, &away);
+        repo(&tagged.join("lib"));
+        settle();
+        let later = scan(&t, true);
+        assert_eq!(later.found, [tagged.join("lib/.git")], "{how}");
+        // The new record holds under the tag now there: later repositories are the
+        // cache's (the documented gap), the one found stays protected.
+        repo(&tagged.join("after"));
+        let again = scan(&t, true);
+        assert_eq!(again.pruned, std::slice::from_ref(&tagged), "{how}");
+        assert_eq!(again.found, [tagged.join("lib/.git")], "{how}");
+    }
+}

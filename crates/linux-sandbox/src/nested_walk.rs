@@ -20,7 +20,8 @@ use crate::fs_kind::{can_search, effective_uid, pseudo_fs_name};
 use crate::nested_scan::{CACHEDIR_SIGNATURE, PACKAGE_TREE_MARKERS, ScanOutcome};
 use crate::resolve::ResolveError;
 use crate::scan_cache::{
-    HAS_GIT, HAS_HEAD, HAS_PACKAGE_MARKER, HAS_TAG, LISTING_STALE, OwnedEntry, TAGGED_SCANNED,
+    HAS_GIT, HAS_HEAD, HAS_PACKAGE_MARKER, HAS_TAG, LISTING_STALE, Marker, OwnedEntry,
+    TAGGED_SCANNED,
 };
 
 /// What one listing of a directory says (the flags of [`crate::scan_cache`] and the names
@@ -47,6 +48,8 @@ pub(crate) struct Seen {
     pub listing: Option<Listing>,
     /// The previous entry for `key` had [`TAGGED_SCANNED`].
     pub was_scanned_tagged: bool,
+    /// The marker file the previous entry was scanned under ([`Marker`]).
+    pub marker: Marker,
     /// The previous entry's known repositories.
     pub known: Vec<Vec<u8>>,
 }
@@ -119,6 +122,32 @@ pub(crate) fn package_tree(dir: &Path) -> bool {
     dir.file_name().is_some_and(|name| name == "node_modules")
         && PACKAGE_TREE_MARKERS.iter().any(|marker| {
             std::fs::symlink_metadata(dir.join(marker)).is_ok_and(|meta| meta.is_file())
+        })
+}
+
+/// The identity of the file that makes `dir` tagged ([`Marker`]): its `CACHEDIR.TAG` when
+/// `tag`, else the first package-manager record of [`PACKAGE_TREE_MARKERS`] that is a
+/// regular file; zeros when there is none.
+fn marker_of(dir: &Path, tag: bool) -> Marker {
+    use std::os::unix::fs::MetadataExt as _;
+    let names: &[&str] = if tag {
+        &["CACHEDIR.TAG"]
+    } else {
+        &PACKAGE_TREE_MARKERS
+    };
+    names
+        .iter()
+        .find_map(|name| {
+            std::fs::symlink_metadata(dir.join(name))
+                .ok()
+                .filter(std::fs::Metadata::is_file)
+        })
+        .map_or((0, 0, 0), |m| {
+            (
+                m.ino(),
+                m.ctime(),
+                u32::try_from(m.ctime_nsec()).unwrap_or(0),
+            )
         })
 }
 
@@ -323,12 +352,21 @@ impl<S: ListingSource> Walk<'_, S> {
         if self.source.stale(seen.ctime) {
             flags |= LISTING_STALE;
         }
-        let tagged = (flags & HAS_TAG != 0
-            && self.record(Check::Tag(dir.to_path_buf(), valid_tag(dir))))
+        let by_tag =
+            flags & HAS_TAG != 0 && self.record(Check::Tag(dir.to_path_buf(), valid_tag(dir)));
+        let tagged = by_tag
             || (flags & HAS_PACKAGE_MARKER != 0
                 && self.record(Check::Package(dir.to_path_buf(), package_tree(dir))));
+        let marker = if tagged {
+            marker_of(dir, by_tag)
+        } else {
+            (0, 0, 0)
+        };
+        // A record made under another marker file (the tag was removed, and maybe put back,
+        // since) says nothing about what was created meanwhile: scanned again.
+        let record_holds = was_scanned_tagged && marker != (0, 0, 0) && seen.marker == marker;
         let mut descend = !bare_form;
-        if tagged && was_scanned_tagged {
+        if tagged && record_holds {
             // Seen tagged before and scanned then: keep what was found, walk no further.
             let before = listing.known.len();
             let known = std::mem::take(&mut listing.known);
@@ -371,6 +409,7 @@ impl<S: ListingSource> Walk<'_, S> {
             OwnedEntry {
                 ctime: seen.ctime,
                 flags,
+                marker,
                 children: listing.children,
                 known: listing.known,
             },

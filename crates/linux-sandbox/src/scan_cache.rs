@@ -16,11 +16,13 @@
 //! damaged file is ignored (the scan then reads every directory); the cache never decides
 //! more than what a fresh listing would.
 //!
-//! File format (`v1`, little endian): the magic line, the root path (u32 length + bytes),
+//! File format (`v3`, little endian): the magic line, the root path (u32 length + bytes),
 //! the entry count (u32), then each entry: `dev` u64, `ino` u64, `ctime` seconds i64,
-//! `ctime` nanoseconds u32, flags u8, the child directory names (u32 count, each u16 length +
-//! bytes), and for a tagged directory the repositories known below it (same encoding,
-//! relative paths).
+//! `ctime` nanoseconds u32, flags u8, the marker (the `ino` u64, `ctime` seconds i64 and
+//! nanoseconds u32 of the `CACHEDIR.TAG` or package-manager record a tagged directory was
+//! scanned under; zeros otherwise), the child directory names (u32 count, then each name
+//! as a u16 length and its bytes), and for a tagged directory the repositories known below
+//! it (same encoding, relative paths).
 
 use std::collections::HashMap;
 use std::io::Write as _;
@@ -32,8 +34,18 @@ use std::time::Duration;
 /// afresh: its `ctime` might not change again when it changes within the same clock tick.
 pub const RECENT_CHANGE_MARGIN: Duration = Duration::from_secs(2);
 
-/// v2: listings record [`HAS_HEAD`]; a v1 cache, which does not, is discarded.
-const MAGIC: &[u8] = b"airlock nested-repository scan cache v2\n";
+/// v2: listings record [`HAS_HEAD`]; v3: a tagged directory's record names the marker
+/// file it was scanned under ([`Marker`]). Older caches are discarded.
+const MAGIC: &[u8] = b"airlock nested-repository scan cache v3\n";
+
+/// The identity of the file that made a directory tagged when its subtree was scanned
+/// (`CACHEDIR.TAG`, or a package manager's record): `(st_ino, st_ctime, st_ctime_nsec)`,
+/// all zero for none. A [`TAGGED_SCANNED`] record holds only while the same file is still
+/// there: removing the tag and putting one back (by `rm`, `mv` or `ln`) always makes a file
+/// with another inode or change time, so a repository created while the directory was not
+/// tagged is never hidden behind a record made before (issue 11, red-team finding on the
+/// index daemon's history).
+pub type Marker = (u64, i64, u32);
 
 /// The directory holds an entry named `.git` (directory, file or symlink).
 pub const HAS_GIT: u8 = 1;
@@ -58,6 +70,8 @@ pub struct Entry<'a> {
     pub ctime: (i64, u32),
     /// [`HAS_GIT`], [`HAS_TAG`], [`TAGGED_SCANNED`], [`LISTING_STALE`].
     pub flags: u8,
+    /// See [`Marker`].
+    pub marker: Marker,
     /// Names of the child directories (not symlinks, not `.git`).
     pub children: Vec<&'a [u8]>,
     /// For a tagged directory: `.git` entries found below it when it was first scanned,
@@ -110,6 +124,11 @@ impl<'a> Reader<'a> {
         let seconds = i64::from_le_bytes(self.take(8)?.try_into().ok()?);
         let nanos = self.u32()?;
         let flags = self.u8()?;
+        let marker = (
+            self.u64()?,
+            i64::from_le_bytes(self.take(8)?.try_into().ok()?),
+            self.u32()?,
+        );
         let children = self.names()?;
         let known = self.names()?;
         Some((
@@ -117,6 +136,7 @@ impl<'a> Reader<'a> {
             Entry {
                 ctime: (seconds, nanos),
                 flags,
+                marker,
                 children,
                 known,
             },
@@ -178,6 +198,7 @@ impl CacheView {
                     OwnedEntry {
                         ctime: e.ctime,
                         flags: e.flags,
+                        marker: e.marker,
                         children: e.children.iter().map(|c| c.to_vec()).collect(),
                         known: e.known.iter().map(|c| c.to_vec()).collect(),
                     },
@@ -228,6 +249,9 @@ where
         out.extend_from_slice(&entry.ctime.0.to_le_bytes());
         out.extend_from_slice(&entry.ctime.1.to_le_bytes());
         out.push(entry.flags);
+        out.extend_from_slice(&entry.marker.0.to_le_bytes());
+        out.extend_from_slice(&entry.marker.1.to_le_bytes());
+        out.extend_from_slice(&entry.marker.2.to_le_bytes());
         names(&mut out, &entry.children)?;
         names(&mut out, &entry.known)?;
         count = count.checked_add(1)?;
@@ -243,6 +267,8 @@ pub struct OwnedEntry {
     pub ctime: (i64, u32),
     /// See [`Entry::flags`].
     pub flags: u8,
+    /// See [`Entry::marker`].
+    pub marker: Marker,
     /// See [`Entry::children`].
     pub children: Vec<Vec<u8>>,
     /// See [`Entry::known`].
@@ -384,6 +410,7 @@ mod tests {
         let entry = OwnedEntry {
             ctime: (1_700_000_000, 42),
             flags: HAS_GIT | HAS_TAG,
+            marker: (77, -3, 999_999_999),
             children: vec![b"a".to_vec(), b"node_modules".to_vec()],
             known: vec![b"x/y/.git".to_vec()],
         };
@@ -393,6 +420,7 @@ mod tests {
         let got = view.get((7, 9)).unwrap();
         assert_eq!(got.ctime, entry.ctime);
         assert_eq!(got.flags, entry.flags);
+        assert_eq!(got.marker, entry.marker);
         assert_eq!(got.children, [b"a".as_slice(), b"node_modules".as_slice()]);
         assert_eq!(got.known, [b"x/y/.git".as_slice()]);
         assert!(view.get((7, 10)).is_none());
@@ -416,6 +444,7 @@ mod tests {
         let entry = OwnedEntry {
             ctime: (1, 2),
             flags: 0,
+            marker: (0, 0, 0),
             children: Vec::new(),
             known: Vec::new(),
         };

@@ -107,6 +107,7 @@ impl ListingSource for IndexSource<'_> {
                     known: entry.known.clone(),
                 }),
                 was_scanned_tagged: entry.flags & TAGGED_SCANNED != 0,
+                marker: entry.marker,
                 known: entry.known.clone(),
             }));
         }
@@ -140,6 +141,7 @@ impl ListingSource for IndexSource<'_> {
             uid: meta.uid(),
             listing: None,
             was_scanned_tagged: old.is_some_and(|e| e.flags & TAGGED_SCANNED != 0),
+            marker: old.map_or((0, 0, 0), |e| e.marker),
             known: old.map(|e| e.known.clone()).unwrap_or_default(),
         }))
     }
