@@ -49,6 +49,9 @@ pub fn run(args: ServeArgs) -> ExitCode {
         );
         return ExitCode::from(2);
     };
+    // The placeholders its launches left in /tmp for the index to remove (none is in use
+    // any more: every command of every connection has ended).
+    airlock_linux_sandbox::nested_index::keeper::sweep_all();
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => crate::report_error(&anyhow::Error::new(error).context("airlock serve")),

@@ -291,3 +291,81 @@ fn a_repository_made_while_a_tag_was_removed_stays_protected_without_the_daemon(
     s.assert_daemon_finds(&repo.join(".git"));
     assert_attack_works_unsandboxed(&repo, &script, &marker);
 }
+
+/// (f) The placeholders of the protected names missing from `$TMPDIR` (here a private one,
+/// so that no other test's `/tmp` launches interfere) are left for the daemon between
+/// launches, stay read-only to every sandboxed run, and are removed by the daemon once no
+/// launch has asked for [`KEEP_FOR`]; with the index off they are removed at once.
+#[test]
+fn placeholders_left_for_the_daemon_stay_protected_and_are_swept() {
+    use airlock_linux_sandbox::nested_index::keeper::KEEP_FOR;
+    use std::os::unix::fs::PermissionsExt as _;
+    let _serial = attack_support::serial();
+    let s = setup("airlock-index-keep-");
+    let tmpdir = s.home.parent().unwrap().join("scratch");
+    std::fs::create_dir_all(&tmpdir).unwrap();
+    let names = [".git", ".agents", ".codex", ".aws", ".airlock"];
+    let run = |index: &str, script: &str| {
+        Command::new(env!("CARGO_BIN_EXE_airlock"))
+            .env_remove("LD_LIBRARY_PATH")
+            .env("AIRLOCK_NESTED_INDEX", index)
+            .env("AIRLOCK_HOME", &s.home)
+            .env("TMPDIR", &tmpdir)
+            .args(["sandbox", "-P", ":workspace", "-C"])
+            .arg(&s.ws)
+            .args(["--", "sh", "-c", script])
+            .output()
+            .unwrap()
+    };
+    let left = || -> Vec<&str> {
+        names
+            .iter()
+            .copied()
+            .filter(|n| tmpdir.join(n).exists())
+            .collect()
+    };
+    // Off: removed when the launch ends.
+    let out = run("off", "true");
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(left().is_empty(), "{:?}", left());
+    // With the daemon: kept, as empty read-only directories.
+    s.start_daemon();
+    let out = run("on", "true");
+    assert!(out.status.success(), "{}", text(&out));
+    let out = run("on", "true");
+    assert!(out.status.success(), "{}", text(&out));
+    assert_eq!(left(), names, "kept for the daemon");
+    // Never in the project's own tree: its missing names are removed at once.
+    for name in &names[1..] {
+        assert!(!s.ws.join(name).exists(), "{name} left in the workspace");
+    }
+    for name in names {
+        let meta = std::fs::symlink_metadata(tmpdir.join(name)).unwrap();
+        assert!(meta.is_dir() && meta.permissions().mode() & 0o7777 == 0o555);
+        assert_eq!(std::fs::read_dir(tmpdir.join(name)).unwrap().count(), 0);
+    }
+    // Still protected in the next sandboxed run.
+    let t = tmpdir.display();
+    let out = run(
+        "on",
+        &format!(
+            "for n in {}; do mkdir \"{t}/$n/x\" 2>/dev/null && echo \"MADE $n\"; \
+             rmdir \"{t}/$n\" 2>/dev/null && echo \"REMOVED $n\"; \
+             mv \"{t}/$n\" \"{t}/$n.old\" 2>/dev/null && echo \"MOVED $n\"; done; echo DONE",
+            names.join(" ")
+        ),
+    );
+    let all = text(&out);
+    assert!(
+        all.contains("DONE") && !all.contains("MADE") && !all.contains("REMOVED"),
+        "{all}"
+    );
+    assert!(!all.contains("MOVED"), "{all}");
+    assert_eq!(left(), names);
+    // Swept by the daemon once idle.
+    let deadline = Instant::now() + KEEP_FOR + Duration::from_secs(20);
+    while !left().is_empty() {
+        assert!(Instant::now() < deadline, "not swept: {:?}", left());
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}

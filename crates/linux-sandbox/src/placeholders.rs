@@ -186,33 +186,50 @@ impl PlaceholderGuard {
     }
 
     /// Releases the locks and removes every placeholder that no other launch holds
-    /// and that is still the locked, empty, read-only directory or file.
+    /// and that is still the locked, empty, read-only directory or file — except those a
+    /// long-lived index removes later ([`crate::nested_index::keeper::keeps`]).
     pub fn release(self) {
         for Held { path, kind, dir } in self.held {
-            // Converting our shared lock to an exclusive one succeeds only when no other
-            // launch holds it; dropping `dir` releases whatever we hold.
-            if dir.try_lock().is_err() {
-                continue;
+            if kind == PlaceholderKind::Directory && crate::nested_index::keeper::keeps(&path) {
+                continue; // dropping `dir` releases our lock
             }
-            let (Ok(locked), Ok(current)) = (dir.metadata(), std::fs::symlink_metadata(&path))
-            else {
-                continue;
-            };
-            if !same_inode(&locked, &current) {
-                continue;
-            }
-            match kind {
-                // Fails on a non-empty directory: never anything someone put there.
-                PlaceholderKind::Directory if is_placeholder(&current) => {
-                    let _ = std::fs::remove_dir(&path);
-                }
-                PlaceholderKind::File if is_placeholder_file(&current) => {
-                    let _ = std::fs::remove_file(&path);
-                }
-                PlaceholderKind::Directory | PlaceholderKind::File => {}
-            }
+            let _ = remove_locked(&path, kind, &dir);
         }
     }
+}
+
+/// Removes the placeholder `path` of `kind`, opened as `file`, if no launch holds it (an
+/// exclusive lock succeeds: ours, if any, was the only one) and it is still that empty,
+/// read-only directory or file; whether another launch holds it. Dropping `file`
+/// afterwards releases the lock.
+fn remove_locked(path: &Path, kind: PlaceholderKind, file: &File) -> bool {
+    if file.try_lock().is_err() {
+        return true;
+    }
+    let (Ok(locked), Ok(current)) = (file.metadata(), std::fs::symlink_metadata(path)) else {
+        return false;
+    };
+    if !same_inode(&locked, &current) {
+        return false;
+    }
+    match kind {
+        // Fails on a non-empty directory: never anything someone put there.
+        PlaceholderKind::Directory if is_placeholder(&current) => {
+            let _ = std::fs::remove_dir(path);
+        }
+        PlaceholderKind::File if is_placeholder_file(&current) => {
+            let _ = std::fs::remove_file(path);
+        }
+        PlaceholderKind::Directory | PlaceholderKind::File => {}
+    }
+    false
+}
+
+/// Removes the directory placeholder at `path` unless a launch holds it (or it is not a
+/// placeholder: a user's own directory, a symlink, a file); for the long-lived index's
+/// sweep of the placeholders launches left for it. Whether a launch still holds it.
+pub fn remove_if_unused(path: &Path) -> bool {
+    open_dir(path).is_ok_and(|dir| remove_locked(path, PlaceholderKind::Directory, &dir))
 }
 
 /// Creates `path` as an empty placeholder of `kind` unless something is there already;

@@ -13,7 +13,8 @@
 //!   than it holds the index.
 //! - It exits after [`IDLE_EXIT`] without a query, or when its socket file is removed
 //!   or replaced. It never writes anything but its socket (and the disk cache, as any
-//!   scan does, for roots the index does not cover).
+//!   scan does, for roots the index does not cover), and removes the placeholders that
+//!   launches left for it in `/tmp` and `$TMPDIR` once unused ([`super::keeper`]).
 
 use std::os::unix::fs::{DirBuilderExt as _, PermissionsExt as _};
 use std::os::unix::net::{UnixListener, UnixStream};
@@ -99,6 +100,7 @@ fn serve(socket: &Path) -> std::io::Result<()> {
     loop {
         wait_readable(&listener, Duration::from_secs(1));
         if own_socket(socket) != Some(mine) {
+            super::keeper::sweep_all();
             return Ok(()); // removed or replaced
         }
         let idle = last
@@ -107,6 +109,7 @@ fn serve(socket: &Path) -> std::io::Result<()> {
             .elapsed();
         if idle > IDLE_EXIT && active.load(Ordering::SeqCst) == 0 {
             let _ = std::fs::remove_file(socket);
+            super::keeper::sweep_all();
             return Ok(());
         }
         while let Ok((stream, _)) = listener.accept() {

@@ -21,6 +21,7 @@
 
 pub mod client;
 pub mod daemon;
+pub mod keeper;
 pub mod peer;
 mod relist;
 mod source;
@@ -65,6 +66,7 @@ pub fn daemon_status() -> Option<(PathBuf, bool)> {
 /// holds one inotify watch per directory of the roots it was asked about).
 pub fn enable_in_process() {
     IN_PROCESS.store(true, Ordering::SeqCst);
+    keeper::start_sweeper();
 }
 
 /// Whether `AIRLOCK_NESTED_INDEX` turns the index off.
@@ -104,14 +106,22 @@ pub fn scan(root: &Path, options: &ScanOptions) -> Result<ScanOutcome, ResolveEr
             *guard = Index::new().ok();
         }
         if let Some(index) = guard.as_mut() {
-            return index.query(root, options);
+            keeper::note_query(root);
+            let outcome = index.query(root, options);
+            if outcome.is_ok() {
+                keeper::note_answered(root);
+            }
+            return outcome;
         }
     }
     if let Some(exe) = DAEMON_EXE.get()
         && let Some(socket) = options.cache_dir.as_deref().and_then(client::socket_for)
     {
         match client::ask(&socket, root, options) {
-            client::Asked::Answer(outcome) => return Ok(outcome),
+            client::Asked::Answer(outcome) => {
+                keeper::note_answered(root);
+                return Ok(outcome);
+            }
             client::Asked::NoDaemon => {
                 if !SPAWNED.swap(true, Ordering::SeqCst) {
                     client::spawn_daemon(exe, &socket);

@@ -1,0 +1,150 @@
+//! Placeholders kept between launches in a shared scratch directory (`/tmp`, `$TMPDIR`).
+//!
+//! Every launch under `:workspace` needs the protected names missing from `/tmp`
+//! (`.git`, `.agents`, `.codex`, `.aws`, `.airlock`) as mount points on the host. Making and
+//! removing those five directories costs more than anything else Airlock does per launch
+//! (~0.45 ms on an ext4 `/tmp` mounted with `discard`: each `rmdir` frees a block). So when
+//! a long-lived index serves the launch — the per-user daemon for one-shot launches, or
+//! `airlock serve`'s own index — the launch leaves those placeholders in place
+//! ([`keeps`]), and the long-lived process removes them once no launch has asked about that
+//! root for [`KEEP_FOR`] ([`sweep_idle`], and [`sweep_all`] when it exits).
+//!
+//! Why nothing changes for the sandbox: a kept placeholder is the same empty, read-only
+//! (mode 0555) directory a launch would make; every launch still takes its shared lock
+//! and mounts over it; removal still happens only under an exclusive lock, so never from
+//! under a running sandbox ([`crate::placeholders`]). Only the placeholders of the
+//! enforced protected names directly inside `/tmp` or `$TMPDIR` are kept: a project's own
+//! tree never keeps one. With the index off (`AIRLOCK_NESTED_INDEX=off`), or when the
+//! daemon did not answer, a launch removes its placeholders as before.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, PoisonError};
+use std::time::{Duration, Instant};
+
+/// How long placeholders stay after the last launch that asked about their root.
+pub const KEEP_FOR: Duration = Duration::from_secs(10);
+
+/// In a launcher: the roots a long-lived index answered for in this process.
+static ANSWERED: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+
+/// In a long-lived index: each root asked about, when last, and whether its placeholders
+/// were swept since.
+static QUERIED: Mutex<Option<HashMap<PathBuf, (Instant, bool)>>> = Mutex::new(None);
+
+/// Notes (in a launcher) that a long-lived index answered for `root`: that index sweeps it.
+pub(super) fn note_answered(root: &Path) {
+    let mut answered = ANSWERED.lock().unwrap_or_else(PoisonError::into_inner);
+    if !answered.iter().any(|r| r == root) {
+        answered.push(root.to_path_buf());
+    }
+}
+
+/// Notes (in a long-lived index) a query for `root`.
+pub(super) fn note_query(root: &Path) {
+    QUERIED
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .get_or_insert_with(HashMap::new)
+        .insert(root.to_path_buf(), (Instant::now(), false));
+}
+
+/// Whether `dir` is a shared scratch directory: `/tmp`, or this process's `$TMPDIR`
+/// (absolute, resolved).
+fn shared_scratch(dir: &Path) -> bool {
+    dir == Path::new("/tmp")
+        || std::env::var_os("TMPDIR")
+            .map(PathBuf::from)
+            .filter(|t| t.is_absolute())
+            .and_then(|t| airlock_permissions::resolution_memo::canonicalize(&t).ok())
+            .is_some_and(|t| t == dir && t != Path::new("/"))
+}
+
+/// Whether the directory placeholder `path`, once this launch is done with it, is left for
+/// the long-lived index to remove (module docs).
+#[must_use]
+pub fn keeps(path: &Path) -> bool {
+    let (Some(parent), Some(name)) = (path.parent(), path.file_name()) else {
+        return false;
+    };
+    airlock_permissions::ENFORCED_PROTECTED_NAMES
+        .iter()
+        .any(|protected| name == *protected)
+        && shared_scratch(parent)
+        && ANSWERED
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .iter()
+            .any(|root| root == parent)
+}
+
+/// Removes the unused placeholders directly in `root`; whether one is still held by a
+/// running launch.
+fn sweep_root(root: &Path) -> bool {
+    let mut held = false;
+    for name in airlock_permissions::ENFORCED_PROTECTED_NAMES {
+        held |= crate::placeholders::remove_if_unused(&root.join(name));
+    }
+    held
+}
+
+/// Removes the unused placeholders of every root not asked about for `idle`; a root is
+/// done for this idle period once none of its placeholders is held by a running launch.
+pub fn sweep_idle(idle: Duration) {
+    let due: Vec<(PathBuf, Instant)> = QUERIED
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .as_ref()
+        .map(|queried| {
+            queried
+                .iter()
+                .filter(|(_, (last, swept))| !*swept && last.elapsed() >= idle)
+                .map(|(root, (last, _))| (root.clone(), *last))
+                .collect()
+        })
+        .unwrap_or_default();
+    for (root, last) in due {
+        if sweep_root(&root) {
+            continue; // a sandbox still runs: tried again next time
+        }
+        if let Some((now_last, swept)) = QUERIED
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .as_mut()
+            .and_then(|queried| queried.get_mut(&root))
+            && *now_last == last
+        {
+            *swept = true;
+        }
+    }
+}
+
+/// Removes the unused placeholders of every root asked about (the long-lived process is
+/// ending).
+pub fn sweep_all() {
+    let roots: Vec<PathBuf> = QUERIED
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .take()
+        .map(|q| q.into_keys().collect())
+        .unwrap_or_default();
+    for root in roots {
+        sweep_root(&root);
+    }
+}
+
+/// Starts a thread that calls [`sweep_idle`] with [`KEEP_FOR`] every second (once per
+/// process).
+pub(super) fn start_sweeper() {
+    static STARTED: std::sync::Once = std::sync::Once::new();
+    STARTED.call_once(|| {
+        let _ = std::thread::Builder::new()
+            .name("placeholder-sweeper".into())
+            .spawn(|| {
+                loop {
+                    std::thread::sleep(Duration::from_secs(1));
+                    sweep_idle(KEEP_FOR);
+                }
+            });
+    });
+}
