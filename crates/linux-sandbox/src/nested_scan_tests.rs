@@ -351,3 +351,34 @@ fn a_tag_removed_and_put_back_unseen_does_not_hide_what_was_made_meanwhile() {
         assert_eq!(again.found, [tagged.join("lib/.git")], "{how}");
     }
 }
+
+/// A tagged directory holding a deeper writable root (skipped by this walk) is walked as
+/// untagged: a record made without seeing that root's repositories would hide them from a
+/// later walk whose skip list differs (red-team finding: `$TMPDIR` tagged by the sandbox
+/// while the workspace was `$TMPDIR/proj`).
+#[test]
+fn a_tagged_directory_around_a_skipped_root_makes_no_record() {
+    let tag = [CACHEDIR_SIGNATURE, b"\n# made by a test\n"].concat();
+    for tagged_rel in ["", "d"] {
+        let t = tree();
+        let tagged = t.root.join(tagged_rel);
+        let proj = tagged.join("proj");
+        repo(&proj);
+        std::fs::write(tagged.join("CACHEDIR.TAG"), &tag).unwrap();
+        settle();
+        let skipping = ScanOptions {
+            skip: vec![proj.clone()],
+            ..options(Some(&t.cache))
+        };
+        let first = scan_nested_repositories(&t.root, &skipping).unwrap();
+        assert!(
+            first.found.is_empty() && first.pruned.is_empty(),
+            "{first:?}"
+        );
+        // The next launch has another workspace: `proj` is not skipped any more.
+        let later = scan(&t, true);
+        assert_eq!(later.found, [proj.join(".git")], "tagged {tagged_rel:?}");
+        let again = scan(&t, true);
+        assert_eq!(again.found, [proj.join(".git")], "tagged {tagged_rel:?}");
+    }
+}

@@ -125,30 +125,40 @@ pub(crate) fn package_tree(dir: &Path) -> bool {
         })
 }
 
-/// The identity of the file that makes `dir` tagged ([`Marker`]): its `CACHEDIR.TAG` when
-/// `tag`, else the first package-manager record of [`PACKAGE_TREE_MARKERS`] that is a
-/// regular file; zeros when there is none.
-fn marker_of(dir: &Path, tag: bool) -> Marker {
+/// The identity of the files that can make `dir` tagged ([`Marker`]): an FNV-1a hash of
+/// the name, inode and change time of each of `CACHEDIR.TAG` and the
+/// [`PACKAGE_TREE_MARKERS`] that is a regular file, and how many there are; zeros when
+/// there is none. Any of them removed, added or replaced gives another identity (a record
+/// made under one marker cannot come back by removing another one added since).
+fn marker_of(dir: &Path) -> Marker {
     use std::os::unix::fs::MetadataExt as _;
-    let names: &[&str] = if tag {
-        &["CACHEDIR.TAG"]
+    const FNV_OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
+    const FNV_PRIME: u64 = 0x0100_0000_01b3;
+    let mut hash = FNV_OFFSET;
+    let mut count: i64 = 0;
+    for name in std::iter::once("CACHEDIR.TAG").chain(PACKAGE_TREE_MARKERS) {
+        let Some(meta) = std::fs::symlink_metadata(dir.join(name))
+            .ok()
+            .filter(std::fs::Metadata::is_file)
+        else {
+            continue;
+        };
+        count += 1;
+        let fields = [
+            name.as_bytes(),
+            &meta.ino().to_le_bytes(),
+            &meta.ctime().to_le_bytes(),
+            &meta.ctime_nsec().to_le_bytes(),
+        ];
+        for byte in fields.iter().flat_map(|f| f.iter()) {
+            hash = (hash ^ u64::from(*byte)).wrapping_mul(FNV_PRIME);
+        }
+    }
+    if count == 0 {
+        (0, 0, 0)
     } else {
-        &PACKAGE_TREE_MARKERS
-    };
-    names
-        .iter()
-        .find_map(|name| {
-            std::fs::symlink_metadata(dir.join(name))
-                .ok()
-                .filter(std::fs::Metadata::is_file)
-        })
-        .map_or((0, 0, 0), |m| {
-            (
-                m.ino(),
-                m.ctime(),
-                u32::try_from(m.ctime_nsec()).unwrap_or(0),
-            )
-        })
+        (hash, count, 0)
+    }
 }
 
 /// Whether `dir` holds a valid `CACHEDIR.TAG` (a regular file starting with
@@ -352,16 +362,16 @@ impl<S: ListingSource> Walk<'_, S> {
         if self.source.stale(seen.ctime) {
             flags |= LISTING_STALE;
         }
-        let by_tag =
-            flags & HAS_TAG != 0 && self.record(Check::Tag(dir.to_path_buf(), valid_tag(dir)));
-        let tagged = by_tag
+        let tagged = (flags & HAS_TAG != 0
+            && self.record(Check::Tag(dir.to_path_buf(), valid_tag(dir))))
             || (flags & HAS_PACKAGE_MARKER != 0
                 && self.record(Check::Package(dir.to_path_buf(), package_tree(dir))));
-        let marker = if tagged {
-            marker_of(dir, by_tag)
-        } else {
-            (0, 0, 0)
-        };
+        // A walk that skips a deeper writable root inside this directory does not see the
+        // repositories there, and the disk cache is shared by walks with other skip lists:
+        // no record is made or used then (walked as untagged). Red-team finding: a record
+        // made from `$TMPDIR/proj`'s launch hid `$TMPDIR/proj/.git` from the next one.
+        let tagged = tagged && !self.skip.iter().any(|s| s != dir && s.starts_with(dir));
+        let marker = if tagged { marker_of(dir) } else { (0, 0, 0) };
         // A record made under another marker file (the tag was removed, and maybe put back,
         // since) says nothing about what was created meanwhile: scanned again.
         let record_holds = was_scanned_tagged && marker != (0, 0, 0) && seen.marker == marker;

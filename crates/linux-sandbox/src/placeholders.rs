@@ -225,11 +225,33 @@ fn remove_locked(path: &Path, kind: PlaceholderKind, file: &File) -> bool {
     false
 }
 
-/// Removes the directory placeholder at `path` unless a launch holds it (or it is not a
-/// placeholder: a user's own directory, a symlink, a file); for the long-lived index's
-/// sweep of the placeholders launches left for it. Whether a launch still holds it.
-pub fn remove_if_unused(path: &Path) -> bool {
-    open_dir(path).is_ok_and(|dir| remove_locked(path, PlaceholderKind::Directory, &dir))
+/// Removes the directory placeholder `name` in the directory `root` (a descriptor: nothing
+/// on the way is resolved by path again, so a root renamed and replaced by a symlink since
+/// leads nowhere) unless a launch holds it, or it is not a placeholder (a user's own
+/// directory, a symlink, a file); for the long-lived index's sweep of the placeholders
+/// launches left for it. Whether a launch still holds it.
+pub fn remove_if_unused_at(root: &File, name: &str) -> bool {
+    use rustix::fs::{AtFlags, Mode, OFlags};
+    use std::os::unix::fs::MetadataExt as _;
+    let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+    let Ok(fd) = rustix::fs::openat(root, name, flags, Mode::empty()) else {
+        return false;
+    };
+    let dir = File::from(fd);
+    if dir.try_lock().is_err() {
+        return true;
+    }
+    let (Ok(locked), Ok(current)) = (
+        dir.metadata(),
+        rustix::fs::statat(root, name, AtFlags::SYMLINK_NOFOLLOW),
+    ) else {
+        return false;
+    };
+    if (current.st_dev, current.st_ino) == (locked.dev(), locked.ino()) && is_placeholder(&locked) {
+        // Fails on a non-empty directory: never anything someone put there.
+        let _ = rustix::fs::unlinkat(root, name, AtFlags::REMOVEDIR);
+    }
+    false
 }
 
 /// Creates `path` as an empty placeholder of `kind` unless something is there already;

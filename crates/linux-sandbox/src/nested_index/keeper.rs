@@ -28,9 +28,16 @@ pub const KEEP_FOR: Duration = Duration::from_secs(10);
 /// In a launcher: the roots a long-lived index answered for in this process.
 static ANSWERED: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
 
-/// In a long-lived index: each root asked about, when last, and whether its placeholders
-/// were swept since.
-static QUERIED: Mutex<Option<HashMap<PathBuf, (Instant, bool)>>> = Mutex::new(None);
+/// In a long-lived index: each root asked about, when last, whether its placeholders were
+/// swept since, and its identity (`st_dev`, `st_ino`) when asked.
+static QUERIED: Mutex<Option<HashMap<PathBuf, Queried>>> = Mutex::new(None);
+
+#[derive(Clone, Copy)]
+struct Queried {
+    last: Instant,
+    swept: bool,
+    identity: Option<(u64, u64)>,
+}
 
 /// Notes (in a launcher) that a long-lived index answered for `root`: that index sweeps it.
 pub(super) fn note_answered(root: &Path) {
@@ -42,11 +49,23 @@ pub(super) fn note_answered(root: &Path) {
 
 /// Notes (in a long-lived index) a query for `root`.
 pub(super) fn note_query(root: &Path) {
+    use std::os::unix::fs::MetadataExt as _;
+    let identity = std::fs::symlink_metadata(root)
+        .ok()
+        .filter(std::fs::Metadata::is_dir)
+        .map(|m| (m.dev(), m.ino()));
     QUERIED
         .lock()
         .unwrap_or_else(PoisonError::into_inner)
         .get_or_insert_with(HashMap::new)
-        .insert(root.to_path_buf(), (Instant::now(), false));
+        .insert(
+            root.to_path_buf(),
+            Queried {
+                last: Instant::now(),
+                swept: false,
+                identity,
+            },
+        );
 }
 
 /// Whether `dir` is a shared scratch directory: `/tmp`, or this process's `$TMPDIR`
@@ -78,12 +97,25 @@ pub fn keeps(path: &Path) -> bool {
             .any(|root| root == parent)
 }
 
-/// Removes the unused placeholders directly in `root`; whether one is still held by a
-/// running launch.
-fn sweep_root(root: &Path) -> bool {
+/// Removes the unused placeholders directly in `root`, if `root` is still the directory
+/// `identity` it was when asked about (opened without following a symlink, and everything
+/// below reached from that descriptor: a root moved away and replaced since is left
+/// alone); whether one is still held by a running launch.
+fn sweep_root(root: &Path, identity: Option<(u64, u64)>) -> bool {
+    use std::os::unix::fs::{MetadataExt as _, OpenOptionsExt as _};
+    let Ok(dir) = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_DIRECTORY | libc::O_NOFOLLOW)
+        .open(root)
+    else {
+        return false;
+    };
+    if dir.metadata().ok().map(|m| (m.dev(), m.ino())) != identity {
+        return false;
+    }
     let mut held = false;
     for name in airlock_permissions::ENFORCED_PROTECTED_NAMES {
-        held |= crate::placeholders::remove_if_unused(&root.join(name));
+        held |= crate::placeholders::remove_if_unused_at(&dir, name);
     }
     held
 }
@@ -91,30 +123,30 @@ fn sweep_root(root: &Path) -> bool {
 /// Removes the unused placeholders of every root not asked about for `idle`; a root is
 /// done for this idle period once none of its placeholders is held by a running launch.
 pub fn sweep_idle(idle: Duration) {
-    let due: Vec<(PathBuf, Instant)> = QUERIED
+    let due: Vec<(PathBuf, Queried)> = QUERIED
         .lock()
         .unwrap_or_else(PoisonError::into_inner)
         .as_ref()
         .map(|queried| {
             queried
                 .iter()
-                .filter(|(_, (last, swept))| !*swept && last.elapsed() >= idle)
-                .map(|(root, (last, _))| (root.clone(), *last))
+                .filter(|(_, q)| !q.swept && q.last.elapsed() >= idle)
+                .map(|(root, q)| (root.clone(), *q))
                 .collect()
         })
         .unwrap_or_default();
-    for (root, last) in due {
-        if sweep_root(&root) {
+    for (root, asked) in due {
+        if sweep_root(&root, asked.identity) {
             continue; // a sandbox still runs: tried again next time
         }
-        if let Some((now_last, swept)) = QUERIED
+        if let Some(now) = QUERIED
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .as_mut()
             .and_then(|queried| queried.get_mut(&root))
-            && *now_last == last
+            && now.last == asked.last
         {
-            *swept = true;
+            now.swept = true;
         }
     }
 }
@@ -122,14 +154,14 @@ pub fn sweep_idle(idle: Duration) {
 /// Removes the unused placeholders of every root asked about (the long-lived process is
 /// ending).
 pub fn sweep_all() {
-    let roots: Vec<PathBuf> = QUERIED
+    let roots: Vec<(PathBuf, Queried)> = QUERIED
         .lock()
         .unwrap_or_else(PoisonError::into_inner)
         .take()
-        .map(|q| q.into_keys().collect())
+        .map(|q| q.into_iter().collect())
         .unwrap_or_default();
-    for root in roots {
-        sweep_root(&root);
+    for (root, asked) in roots {
+        sweep_root(&root, asked.identity);
     }
 }
 
@@ -148,3 +180,7 @@ pub(super) fn start_sweeper() {
             });
     });
 }
+
+#[cfg(test)]
+#[path = "keeper_tests.rs"]
+mod tests;
