@@ -127,6 +127,19 @@ impl Setup {
             other => panic!("the daemon did not answer: {other:?}"),
         }
     }
+
+    /// A sandboxed run tries every simple way to plant a command in `repo`'s git
+    /// directory; asserts the host's git never runs it, the daemon lists the repository,
+    /// and the same plant works without the sandbox (the control).
+    fn assert_plant_is_refused(&self, repo: &Path) {
+        let marker = Marker::new();
+        let script = plant_in_git_dir(&repo.join(".git"), &marker);
+        let out = self.sandboxed(&script);
+        assert!(out.status.success(), "{}", text(&out));
+        assert_host_git_is_clean(repo, &marker);
+        self.assert_daemon_finds(&repo.join(".git"));
+        assert_attack_works_unsandboxed(repo, &script, &marker);
+    }
 }
 
 /// (a) A repository the host creates after the daemon's first scan is protected in the
@@ -140,13 +153,7 @@ fn a_repository_created_after_the_daemons_scan_is_protected() {
     let repo = s.ws.join("src/lib/vendored");
     std::fs::create_dir_all(&repo).unwrap();
     git_ok(&repo, &["init", "-q"]);
-    let marker = Marker::new();
-    let script = plant_in_git_dir(&repo.join(".git"), &marker);
-    let out = s.sandboxed(&script);
-    assert!(out.status.success(), "{}", text(&out));
-    assert_host_git_is_clean(&repo, &marker);
-    s.assert_daemon_finds(&repo.join(".git"));
-    assert_attack_works_unsandboxed(&repo, &script, &marker);
+    s.assert_plant_is_refused(&repo);
 }
 
 /// (b) The sandbox renames a parent two levels above a directory and recreates the path;
@@ -161,13 +168,7 @@ fn a_parent_renamed_and_recreated_by_the_sandbox_is_seen() {
     assert!(text(&out).contains("MOVED"), "{}", text(&out));
     let repo = s.ws.join("p/q/r");
     git_ok(&repo, &["init", "-q"]);
-    let marker = Marker::new();
-    let script = plant_in_git_dir(&repo.join(".git"), &marker);
-    let out = s.sandboxed(&script);
-    assert!(out.status.success(), "{}", text(&out));
-    assert_host_git_is_clean(&repo, &marker);
-    s.assert_daemon_finds(&repo.join(".git"));
-    assert_attack_works_unsandboxed(&repo, &script, &marker);
+    s.assert_plant_is_refused(&repo);
 }
 
 /// (c) A sandboxed process with full network (every Unix socket reachable) that connects
@@ -233,13 +234,7 @@ fn a_flood_of_events_does_not_hide_a_new_repository() {
     let repo = s.ws.join("src/late");
     std::fs::create_dir_all(&repo).unwrap();
     git_ok(&repo, &["init", "-q"]);
-    let marker = Marker::new();
-    let script = plant_in_git_dir(&repo.join(".git"), &marker);
-    let out = s.sandboxed(&script);
-    assert!(out.status.success(), "{}", text(&out));
-    assert_host_git_is_clean(&repo, &marker);
-    s.assert_daemon_finds(&repo.join(".git"));
-    assert_attack_works_unsandboxed(&repo, &script, &marker);
+    s.assert_plant_is_refused(&repo);
 }
 
 /// (e) Red-team finding on the daemon's tag history. A tagged directory is scanned when
@@ -285,11 +280,7 @@ fn a_repository_made_while_a_tag_was_removed_stays_protected_without_the_daemon(
         std::thread::sleep(Duration::from_millis(50));
     }
     s.start_daemon();
-    let out = s.sandboxed(&script);
-    assert!(out.status.success(), "{}", text(&out));
-    assert_host_git_is_clean(&repo, &marker);
-    s.assert_daemon_finds(&repo.join(".git"));
-    assert_attack_works_unsandboxed(&repo, &script, &marker);
+    s.assert_plant_is_refused(&repo);
 }
 
 /// (f) The placeholders of the protected names missing from `$TMPDIR` (here a private one,
