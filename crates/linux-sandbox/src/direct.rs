@@ -261,19 +261,30 @@ mod tests {
         std::fs::create_dir_all(ws.join("src/nested/.git")).unwrap();
         std::fs::create_dir_all(ws.join("src/wt")).unwrap();
         std::fs::write(ws.join("src/wt/.git"), "gitdir: ../../.git\n").unwrap();
-        let second = cache.prepare(&args).unwrap().expect("a bubblewrap launch");
+        // Other tests of this binary create and remove repositories under /tmp, a writable
+        // root of this profile, meanwhile: the two plans are compared once both were made
+        // from one state of /tmp (a real difference persists over every attempt).
+        let mut attempts = 0;
+        let (second, fresh) = loop {
+            let second = cache.prepare(&args).unwrap().expect("a bubblewrap launch");
+            let fresh = prepare_bwrap(
+                &args,
+                &file_system_sandbox_policy(&args.permission_profile),
+                network_sandbox_policy(&args.permission_profile),
+                None,
+            )
+            .unwrap();
+            attempts += 1;
+            if attempts == 10 || normalized(&second.launch) == normalized(&fresh) {
+                break (second, fresh);
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        };
         assert_eq!(
             cache.len(),
             1,
             "the second launch reuses the first one's base"
         );
-        let fresh = prepare_bwrap(
-            &args,
-            &file_system_sandbox_policy(&args.permission_profile),
-            network_sandbox_policy(&args.permission_profile),
-            None,
-        )
-        .unwrap();
         assert_eq!(normalized(&second.launch), normalized(&fresh));
         assert_ne!(
             normalized(&first.launch).0,
