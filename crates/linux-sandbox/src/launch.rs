@@ -17,9 +17,7 @@
 
 use std::ffi::OsString;
 use std::os::fd::{AsRawFd, OwnedFd};
-use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use airlock_permissions::{
     FileSystemPolicyQueries, ResolveContext, file_system_sandbox_policy, network_sandbox_policy,
@@ -31,8 +29,6 @@ use crate::bwrap_path::BwrapError;
 use crate::fds::{data_fd, empty_data_fd};
 use crate::launch_base::BwrapBase;
 use crate::mounts::{DATA_FD_PLACEHOLDER, MountArgs, build_mount_args};
-use crate::placeholders::PlaceholderGuard;
-use crate::placeholders::PlaceholderKind;
 use crate::resolve::{ResolveError, resolve_mount_inputs_in};
 use crate::seccomp::{NetworkSeccompMode, SeccompError};
 use airlock_permissions::resolution_memo::ResolutionMemo;
@@ -109,7 +105,7 @@ pub fn sandbox_env(network: NetworkSandboxPolicy) -> Vec<(&'static str, &'static
     env
 }
 
-fn seccomp_mode(network: NetworkSandboxPolicy) -> NetworkSeccompMode {
+pub(crate) fn seccomp_mode(network: NetworkSandboxPolicy) -> NetworkSeccompMode {
     if network.is_enabled() {
         NetworkSeccompMode::Enabled
     } else {
@@ -490,7 +486,7 @@ pub fn run_helper_with_env(
     args: &HelperArgs,
     base_env: Option<&[(OsString, OsString)]>,
 ) -> Result<i32, LaunchError> {
-    let result = launch_confined(args, base_env, None, None);
+    let result = crate::launch_run::launch_confined(args, base_env, None, None);
     if let (Err(error), Some(fd)) = (&result, args.status_fd)
         && !matches!(error, LaunchError::CommandExec { .. })
     {
@@ -513,7 +509,7 @@ pub fn run_helper_reporting_setup(
     let pipe = crate::status::StatusPipe::open().map_err(LaunchError::Prepare)?;
     let mut watched = args.clone();
     watched.status_fd = pipe.writer_fd();
-    launch_confined(&watched, base_env, Some(pipe), None)
+    crate::launch_run::launch_confined(&watched, base_env, Some(pipe), None)
 }
 
 /// [`run_helper_with_env`] (or, with `report_setup`, [`run_helper_reporting_setup`]) for
@@ -532,204 +528,11 @@ pub fn run_helper_with_proxy(
         let pipe = crate::status::StatusPipe::open().map_err(LaunchError::Prepare)?;
         let mut watched = args.clone();
         watched.status_fd = pipe.writer_fd();
-        return launch_confined(&watched, base_env, Some(pipe), Some(proxy));
+        return crate::launch_run::launch_confined(&watched, base_env, Some(pipe), Some(proxy));
     }
-    let result = launch_confined(args, base_env, None, Some(proxy));
+    let result = crate::launch_run::launch_confined(args, base_env, None, Some(proxy));
     if let (Err(error), Some(fd)) = (&result, args.status_fd) {
         crate::status::write_setup_error(fd, &error.to_string());
     }
     result
-}
-
-fn launch_confined(
-    args: &HelperArgs,
-    base_env: Option<&[(OsString, OsString)]>,
-    watch: Option<crate::status::StatusPipe>,
-    proxy: Option<&ProxyMount>,
-) -> Result<i32, LaunchError> {
-    let policy = file_system_sandbox_policy(&args.permission_profile);
-    let network = network_sandbox_policy(&args.permission_profile);
-    let env = sandbox_env(network);
-    if args.managed_network.is_some() != proxy.is_some() {
-        return Err(LaunchError::Unsupported(
-            "a managed network needs the network proxy running (launch through `airlock`, which starts it)",
-        ));
-    }
-    if proxy.is_some() {
-        // Only bubblewrap gives the command a network namespace of its own.
-        if policy.kind != FileSystemSandboxKind::Restricted || args.use_legacy_landlock {
-            return Err(LaunchError::Unsupported(
-                "a managed network (network.domains) needs the bubblewrap sandbox; it cannot be combined with legacy Landlock or an unrestricted filesystem",
-            ));
-        }
-        return spawn_bwrap(args, &policy, network, base_env, &env, watch, proxy);
-    }
-    match policy.kind {
-        FileSystemSandboxKind::ExternalSandbox => {
-            return Err(LaunchError::Unsupported(
-                "an external-sandbox profile is enforced by the caller; the Linux helper must not be used for it",
-            ));
-        }
-        FileSystemSandboxKind::Unrestricted => {
-            return exec_with_seccomp_only(args, network, base_env, &env);
-        }
-        FileSystemSandboxKind::Restricted => {}
-    }
-    let ctx = ResolveContext::new(&args.sandbox_policy_cwd);
-    let no_deny = policy.get_unreadable_roots(&ctx).is_empty()
-        && policy
-            .get_unreadable_globs_with_cwd(&args.sandbox_policy_cwd)
-            .is_empty();
-    if policy.has_full_disk_write_access() && no_deny {
-        return exec_with_seccomp_only(args, network, base_env, &env);
-    }
-    if args.use_legacy_landlock {
-        crate::landlock_mode::restrict(&policy, &args.sandbox_policy_cwd)?;
-        return exec_with_seccomp_only(args, network, base_env, &env);
-    }
-    spawn_bwrap(args, &policy, network, base_env, &env, watch, None)
-}
-
-/// Runs bubblewrap: `exec` when nothing needs this process afterwards, otherwise spawn
-/// and wait (placeholders to remove, a status pipe to read, a proxy to keep serving).
-fn spawn_bwrap(
-    args: &HelperArgs,
-    policy: &FileSystemSandboxPolicy,
-    network: NetworkSandboxPolicy,
-    base_env: Option<&[(OsString, OsString)]>,
-    env: &[(&str, &str)],
-    watch: Option<crate::status::StatusPipe>,
-    proxy: Option<&ProxyMount>,
-) -> Result<i32, LaunchError> {
-    let launch = prepare_bwrap(args, policy, network, proxy)?;
-    // This process runs nothing else concurrently: the descriptors can be inheritable now.
-    for fd in &launch.fds {
-        crate::fds::make_inheritable(fd).map_err(LaunchError::Prepare)?;
-    }
-    let keep: Vec<i32> = launch
-        .fds
-        .iter()
-        .map(AsRawFd::as_raw_fd)
-        .chain(args.status_fd)
-        .collect();
-    crate::fds::close_inherited_on_exec(&keep).map_err(LaunchError::Prepare)?;
-    let mut command = Command::new(&launch.bwrap);
-    command.args(&launch.args);
-    set_env(&mut command, base_env, env);
-    let placeholders: Vec<(&Path, PlaceholderKind)> = launch
-        .created_mount_points
-        .iter()
-        .map(|p| (p.as_path(), PlaceholderKind::Directory))
-        .chain(
-            launch
-                .created_file_mount_points
-                .iter()
-                .map(|p| (p.as_path(), PlaceholderKind::File)),
-        )
-        .collect();
-    if placeholders.is_empty() && watch.is_none() && proxy.is_none() {
-        let source = command.exec();
-        return Err(LaunchError::Exec {
-            program: launch.bwrap.display().to_string(),
-            source,
-        });
-    }
-    // Placeholder mount points are created on the host; wait so they can be removed.
-    let guard = if placeholders.is_empty() {
-        None
-    } else {
-        Some(PlaceholderGuard::acquire_kinds(placeholders).map_err(LaunchError::MountPoint)?)
-    };
-    crate::signals::catch();
-    let spawned = command.spawn();
-    let mut watch = watch;
-    if let Some(pipe) = watch.as_mut() {
-        pipe.close_writer();
-    }
-    let mut child = spawned.map_err(|source| {
-        crate::signals::release();
-        LaunchError::Exec {
-            program: launch.bwrap.display().to_string(),
-            source,
-        }
-    })?;
-    crate::signals::forward_to(child.id());
-    if watch.is_none() {
-        // The `airlock linux-sandbox` helper under a launcher (see `signals`); `airlock
-        // sandbox` runs this in its own process and keeps its death signal as it is.
-        crate::signals::relay_parent_death();
-    }
-    let status = child.wait().map_err(|source| LaunchError::Exec {
-        program: launch.bwrap.display().to_string(),
-        source,
-    })?;
-    drop(launch.fds);
-    if let Some(guard) = guard {
-        guard.release();
-    }
-    let code = exit_code(status);
-    let Some(pipe) = watch else {
-        return Ok(code);
-    };
-    // Stopped by a signal (forwarded from us, or sent to bubblewrap): the launch was
-    // running, so the status is the shell's `128 + N`, not a set-up failure. bubblewrap
-    // itself never ends by a signal when its set-up fails.
-    use std::os::unix::process::ExitStatusExt as _;
-    if let Some(signal) = status.signal().or_else(crate::signals::forwarded) {
-        return Ok(128 + signal);
-    }
-    match pipe.report("") {
-        crate::status::LaunchReport::Started => Ok(code),
-        // Set up, but the command could not be executed (bubblewrap's message is above).
-        crate::status::LaunchReport::CommandNotExecutable(_) => Ok(COMMAND_NOT_FOUND),
-        crate::status::LaunchReport::SetupFailed(_) => Err(LaunchError::BwrapSetup { code }),
-    }
-}
-
-/// The status of a command bubblewrap could not execute (as shells report it).
-const COMMAND_NOT_FOUND: i32 = 127;
-
-fn exit_code(status: std::process::ExitStatus) -> i32 {
-    use std::os::unix::process::ExitStatusExt;
-    status
-        .code()
-        .or_else(|| status.signal().map(|s| 128 + s))
-        .unwrap_or(1)
-}
-
-fn set_env(
-    command: &mut Command,
-    base_env: Option<&[(OsString, OsString)]>,
-    extra: &[(&str, &str)],
-) {
-    if let Some(base) = base_env {
-        command.env_clear().envs(base.iter().map(|(k, v)| (k, v)));
-    }
-    command.envs(extra.iter().copied());
-}
-
-fn exec_with_seccomp_only(
-    args: &HelperArgs,
-    network: NetworkSandboxPolicy,
-    base_env: Option<&[(OsString, OsString)]>,
-    env: &[(&str, &str)],
-) -> Result<i32, LaunchError> {
-    let (program, rest) = args
-        .command
-        .split_first()
-        .ok_or(LaunchError::Unsupported("no command"))?;
-    let mut command = Command::new(program);
-    command.args(rest).current_dir(&args.command_cwd);
-    set_env(&mut command, base_env, env);
-    // Marks the status descriptor close-on-exec too: the command never holds it.
-    crate::fds::close_inherited_on_exec(&[]).map_err(LaunchError::Prepare)?;
-    crate::seccomp::install(seccomp_mode(network))?;
-    if let Some(fd) = args.status_fd {
-        crate::status::write_exec_marker(fd);
-    }
-    let source = command.exec();
-    Err(LaunchError::CommandExec {
-        program: program.to_string_lossy().into_owned(),
-        source,
-    })
 }

@@ -80,6 +80,7 @@ pub mod landlock_mode;
 pub mod launch;
 #[cfg(target_os = "linux")]
 pub mod launch_base;
+mod launch_run;
 #[cfg(target_os = "linux")]
 pub mod placeholders;
 #[cfg(target_os = "linux")]
