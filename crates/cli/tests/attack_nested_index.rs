@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
-use airlock_linux_sandbox::nested_index::client::{Asked, ask, ping};
+use airlock_linux_sandbox::nested_index::client::{Asked, Batch, ask, ping};
 use airlock_linux_sandbox::nested_scan::ScanOptions;
 use attack_support::{
     Marker, assert_attack_works_unsandboxed, assert_host_git_is_clean, git_ok, plant_in_git_dir,
@@ -174,6 +174,39 @@ fn a_parent_renamed_and_recreated_by_the_sandbox_is_seen() {
 /// (c) A sandboxed process with full network (every Unix socket reachable) that connects
 /// to the daemon's socket and sends garbage, a huge length and a well-formed query gets
 /// nothing back; the daemon keeps serving.
+/// A launch asks about each writable root in turn on one connection (a
+/// [`Batch`]): its peer was checked once. Once the socket's directory is no longer
+/// private, a new connection is refused (the client scans itself) while the batch's
+/// open connection still answers; a batch whose connection the daemon closed after its
+/// wait for a next query connects again.
+#[test]
+fn a_launch_asks_about_its_roots_on_one_checked_connection() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let s = setup("batch");
+    s.start_daemon();
+    let tmp = Path::new("/tmp");
+    {
+        let _batch = Batch::begin();
+        assert!(matches!(s.ask(), Asked::Answer(_)));
+        std::thread::sleep(Duration::from_millis(600)); // past the daemon's wait
+        assert!(matches!(s.ask_root(tmp), Asked::Answer(_)));
+    }
+    let run = s.socket.parent().unwrap().to_path_buf();
+    let set_mode = |mode| std::fs::set_permissions(&run, std::fs::Permissions::from_mode(mode));
+    {
+        let batch = Batch::begin();
+        assert!(matches!(s.ask(), Asked::Answer(_)));
+        set_mode(0o755).unwrap();
+        let kept = s.ask_root(tmp);
+        drop(batch);
+        let fresh = s.ask_root(tmp);
+        set_mode(0o700).unwrap();
+        assert!(matches!(kept, Asked::Answer(_)), "{kept:?}");
+        assert!(matches!(fresh, Asked::Failed), "{fresh:?}");
+    }
+    assert!(matches!(s.ask(), Asked::Answer(_)));
+}
+
 #[test]
 fn a_sandboxed_process_gets_no_answer_from_the_daemon() {
     let _serial = attack_support::serial();

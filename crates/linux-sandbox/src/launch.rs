@@ -274,6 +274,8 @@ pub fn prepare_bwrap_with(
 ) -> Result<BwrapLaunch, LaunchError> {
     // The plan resolves the same prefixes many times; nothing is created while it runs.
     let _memo = ResolutionMemo::begin();
+    // The nested-repository queries of every writable root share one daemon connection.
+    let _daemon = crate::nested_index::client::Batch::begin();
     let bwrap = base.bwrap().to_path_buf();
     let mut inputs = resolve_mount_inputs_in(policy, &helper_context(args))?;
     warnings.append(&mut inputs.warnings);

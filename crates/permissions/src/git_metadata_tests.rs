@@ -285,3 +285,33 @@ fn special_files_are_never_read_and_leave_the_entry_protected_as_is() {
         GitMetadata::default()
     );
 }
+
+/// Within one resolution memo a `.git` entry is read once (the plan's single view);
+/// without one, or in the next memo, every call reads it again.
+#[test]
+fn a_git_entry_is_read_once_per_plan() {
+    let (_dir, base) = tmp();
+    std::fs::create_dir_all(base.join("a")).unwrap();
+    std::fs::create_dir_all(base.join("b")).unwrap();
+    let dot_git = base.join(".git");
+    let point = |to: &str| std::fs::write(&dot_git, format!("gitdir: ./{to}\n")).unwrap();
+    let git_dir = || {
+        git_metadata(&dot_git).unwrap().paths[0]
+            .protect
+            .path()
+            .to_path_buf()
+    };
+    point("a");
+    assert_eq!(git_dir(), base.join("a"));
+    point("b");
+    assert_eq!(git_dir(), base.join("b"));
+    {
+        let _memo = crate::resolution_memo::ResolutionMemo::begin();
+        assert_eq!(git_dir(), base.join("b"));
+        point("a");
+        assert_eq!(git_dir(), base.join("b"));
+    }
+    assert_eq!(git_dir(), base.join("a"));
+    let _memo = crate::resolution_memo::ResolutionMemo::begin();
+    assert_eq!(git_dir(), base.join("a"));
+}

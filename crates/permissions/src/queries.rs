@@ -139,6 +139,47 @@ fn judged_writable_roots(
         return (Vec::new(), Vec::new());
     }
     let _memo = crate::resolution_memo::ResolutionMemo::begin();
+    // One launch's plan asks for the same judgement more than once (the trusted `bwrap`
+    // check, then the mount plan): within one memo, the same policy and context get the
+    // answer computed from the same view of the file system.
+    let id = crate::resolution_memo::memo_id();
+    let known = JUDGED.with(|judged| match &*judged.borrow() {
+        Some((at, known)) if Some(*at) == id => known
+            .iter()
+            .find(|(p, c, _)| p == policy && c == ctx)
+            .map(|(_, _, answer)| answer.clone()),
+        _ => None,
+    });
+    if let Some(known) = known {
+        return known;
+    }
+    let answer = judge_writable_roots(policy, ctx);
+    if let Some(id) = id {
+        JUDGED.with(|judged| {
+            let mut judged = judged.borrow_mut();
+            if judged.as_ref().is_none_or(|(at, _)| *at != id) {
+                *judged = Some((id, Vec::new()));
+            }
+            if let Some((_, known)) = judged.as_mut() {
+                known.push((policy.clone(), ctx.clone(), answer.clone()));
+            }
+        });
+    }
+    answer
+}
+
+type Judged = (Vec<WritableRoot>, Vec<RefusedWritableRoot>);
+
+/// The judgements of one memo (its number) for each policy and context asked about.
+type JudgedInMemo = (u64, Vec<(FileSystemSandboxPolicy, ResolveContext, Judged)>);
+
+thread_local! {
+    /// [`judged_writable_roots`]' answers within the resolution memo alive.
+    static JUDGED: std::cell::RefCell<Option<JudgedInMemo>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+fn judge_writable_roots(policy: &FileSystemSandboxPolicy, ctx: &ResolveContext) -> Judged {
     let entries = resolved_entries(policy, ctx);
     let first = build_roots(policy, ctx, &entries, &[]);
     let refused = judge_roots(policy, ctx, &entries, &first);

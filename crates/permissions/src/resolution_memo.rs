@@ -41,6 +41,18 @@ enum LinkState {
 
 thread_local! {
     static MEMO: RefCell<Option<HashMap<PathBuf, LinkState>>> = const { RefCell::new(None) };
+    /// Which memo is alive (a new number for each outermost one), for other per-launch
+    /// memos that must end with it ([`memo_id`]).
+    static MEMO_ID: std::cell::Cell<Option<u64>> = const { std::cell::Cell::new(None) };
+    static NEXT_ID: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+/// The identity of the [`ResolutionMemo`] alive on this thread, if any: a memo of other
+/// facts read while planning one launch (the git metadata of a `.git` entry) is valid
+/// while this stays the same, and stands for the same single view of the file system.
+#[must_use]
+pub fn memo_id() -> Option<u64> {
+    MEMO_ID.with(std::cell::Cell::get)
 }
 
 /// While alive, [`canonicalize`] on this thread remembers its answers (module docs). The
@@ -61,6 +73,12 @@ impl ResolutionMemo {
                 false
             } else {
                 *memo = Some(HashMap::new());
+                let id = NEXT_ID.with(|next| {
+                    let id = next.get();
+                    next.set(id.wrapping_add(1));
+                    id
+                });
+                MEMO_ID.with(|current| current.set(Some(id)));
                 true
             }
         });
@@ -72,6 +90,7 @@ impl Drop for ResolutionMemo {
     fn drop(&mut self) {
         if self.owner {
             MEMO.with(|memo| *memo.borrow_mut() = None);
+            MEMO_ID.with(|current| current.set(None));
         }
     }
 }

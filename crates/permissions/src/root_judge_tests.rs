@@ -231,3 +231,49 @@ fn symlinked_roots_are_judged_by_their_targets() {
     let refused = narrowed.get_refused_writable_roots(&ctx);
     assert!(refused[0].reason.contains("read-only"), "{refused:?}");
 }
+
+/// Within one resolution memo (one launch's plan) the judgement is made once for each
+/// policy and context: a later question with the same ones gets the same answer, one with
+/// another context or policy is judged for itself, and the next memo (the next launch)
+/// judges again from the file system as it is then.
+#[test]
+fn one_plan_judges_each_policy_and_context_once() {
+    let (_dir, base) = base();
+    let ws = base.join("ws");
+    std::fs::create_dir_all(ws.join(".bare")).unwrap();
+    std::fs::create_dir_all(ws.join(".other")).unwrap();
+    std::fs::write(ws.join(".git"), "gitdir: ./.bare\n").unwrap();
+    let (tmp_a, tmp_b) = (base.join("tmp-a"), base.join("tmp-b"));
+    std::fs::create_dir_all(&tmp_a).unwrap();
+    std::fs::create_dir_all(&tmp_b).unwrap();
+    let plain = policy(&ws, &[]);
+    let denying = policy(&ws, &[(tmp_a.as_path(), FileSystemAccessMode::Deny)]);
+    let ctx_a = ResolveContext::with_tmpdir(&ws, Some(tmp_a.clone()));
+    let ctx_b = ResolveContext::with_tmpdir(&ws, Some(tmp_b.clone()));
+    let carved = |ctx: &ResolveContext| {
+        plain
+            .get_writable_roots(ctx)
+            .into_iter()
+            .find(|r| r.root == ws)
+            .unwrap()
+            .read_only_subpaths
+    };
+    {
+        let _memo = crate::resolution_memo::ResolutionMemo::begin();
+        assert!(carved(&ctx_a).contains(&ws.join(".bare")));
+        std::fs::write(ws.join(".git"), "gitdir: ./.other\n").unwrap();
+        // The same question: the plan's answer.
+        assert!(carved(&ctx_a).contains(&ws.join(".bare")));
+        // Another context or policy: judged for itself.
+        assert!(roots(&plain, &ctx_a).contains(&tmp_a));
+        assert!(roots(&plain, &ctx_b).contains(&tmp_b));
+        assert!(!roots(&plain, &ctx_b).contains(&tmp_a));
+        assert!(!roots(&denying, &ctx_a).contains(&tmp_a));
+    }
+    // The next plan sees the pointer as it is now.
+    let now = carved(&ctx_a);
+    assert!(
+        now.contains(&ws.join(".other")) && !now.contains(&ws.join(".bare")),
+        "{now:?}"
+    );
+}

@@ -82,34 +82,12 @@ fn read_exact_by(stream: &mut UnixStream, buf: &mut [u8], deadline: Instant) -> 
     Some(())
 }
 
-/// Asks the daemon at `socket` for `root`'s outcome within [`QUERY_BUDGET`].
+/// Asks the daemon at `socket` for `root`'s outcome within [`QUERY_BUDGET`]. Inside a
+/// [`Batch`], the connection of an earlier query to the same socket is used again (its
+/// peer was checked when it was made).
 #[must_use]
 pub fn ask(socket: &Path, root: &Path, options: &ScanOptions) -> Asked {
     let deadline = Instant::now() + QUERY_BUDGET;
-    let Some(run) = socket.parent() else {
-        return Asked::Failed;
-    };
-    if !run.exists() {
-        return Asked::NoDaemon;
-    }
-    if !private_dir(run) {
-        return Asked::Failed;
-    }
-    let before = match std::fs::symlink_metadata(socket) {
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Asked::NoDaemon,
-        Err(_) => return Asked::Failed,
-        Ok(_) => match own_socket(socket) {
-            Some(id) => id,
-            None => return Asked::Failed,
-        },
-    };
-    let mut stream = match connect(socket) {
-        Ok(stream) => stream,
-        Err(asked) => return asked,
-    };
-    if !trusted_peer(&stream) || own_socket(socket) != Some(before) {
-        return Asked::Failed;
-    }
     let query = Query {
         root: root.to_path_buf(),
         skip: options.skip.clone(),
@@ -117,27 +95,122 @@ pub fn ask(socket: &Path, root: &Path, options: &ScanOptions) -> Asked {
     let Some(frame) = encode_query(&query) else {
         return Asked::Failed;
     };
-    let Some(left) = remaining(deadline) else {
-        return Asked::Failed;
+    if let Some(mut stream) = Batch::take(socket) {
+        // A daemon that ended the connection meanwhile (it exited, or it answers one
+        // query per connection) is asked again on a new one.
+        if let Some(outcome) = exchange(&mut stream, &frame, deadline) {
+            Batch::keep(socket, stream);
+            return Asked::Answer(outcome);
+        }
+    }
+    let mut stream = match connect_trusted(socket) {
+        Ok(stream) => stream,
+        Err(asked) => return asked,
     };
-    if stream.set_write_timeout(Some(left)).is_err() || stream.write_all(&frame).is_err() {
-        return Asked::Failed;
+    match exchange(&mut stream, &frame, deadline) {
+        Some(outcome) => {
+            Batch::keep(socket, stream);
+            Asked::Answer(outcome)
+        }
+        None => Asked::Failed,
     }
+}
+
+/// A connection to the daemon at `socket` whose peer is this user in this mount
+/// namespace, made through a socket file that is this user's and private (checked
+/// before and after connecting, so a file swapped in between is noticed).
+fn connect_trusted(socket: &Path) -> Result<UnixStream, Asked> {
+    let Some(run) = socket.parent() else {
+        return Err(Asked::Failed);
+    };
+    match std::fs::symlink_metadata(run) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(Asked::NoDaemon),
+        Err(_) => return Err(Asked::Failed),
+        Ok(_) if !private_dir(run) => return Err(Asked::Failed),
+        Ok(_) => {}
+    }
+    let before = match std::fs::symlink_metadata(socket) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(Asked::NoDaemon),
+        Err(_) => return Err(Asked::Failed),
+        Ok(_) => own_socket(socket).ok_or(Asked::Failed)?,
+    };
+    let stream = connect(socket)?;
+    if !trusted_peer(&stream) || own_socket(socket) != Some(before) {
+        return Err(Asked::Failed);
+    }
+    Ok(stream)
+}
+
+/// Sends one query frame and reads its answer by `deadline`; `None` on any error, a
+/// late or malformed answer, or a daemon that could not answer.
+fn exchange(stream: &mut UnixStream, frame: &[u8], deadline: Instant) -> Option<ScanOutcome> {
+    stream.set_write_timeout(Some(remaining(deadline)?)).ok()?;
+    stream.write_all(frame).ok()?;
     let mut len = [0u8; 4];
-    if read_exact_by(&mut stream, &mut len, deadline).is_none() {
-        return Asked::Failed;
-    }
+    read_exact_by(stream, &mut len, deadline)?;
     let len = usize::try_from(u32::from_le_bytes(len)).unwrap_or(usize::MAX);
     if len > MAX_ANSWER {
-        return Asked::Failed;
+        return None;
     }
     let mut body = vec![0u8; len];
-    if read_exact_by(&mut stream, &mut body, deadline).is_none() {
-        return Asked::Failed;
+    read_exact_by(stream, &mut body, deadline)?;
+    decode_answer(&body).flatten()
+}
+
+thread_local! {
+    /// The open batch's connection (`None` inside a batch before its first answer).
+    static BATCH: std::cell::RefCell<Option<Option<(PathBuf, UnixStream)>>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+/// While alive, this thread's queries to one daemon share a connection (a launch asks
+/// about each of its writable roots in turn: one connection, peer check and daemon
+/// thread instead of one per root). Dropping it hangs up, so the daemon's connection
+/// slot is free as soon as the launch's plan is made. Nested batches join the outer one.
+#[must_use = "the batch ends when this guard is dropped"]
+pub struct Batch {
+    outer: bool,
+}
+
+impl Batch {
+    /// Opens a batch on this thread (or joins the one open).
+    pub fn begin() -> Self {
+        let outer = BATCH.with(|b| {
+            let mut b = b.borrow_mut();
+            let outer = b.is_none();
+            if outer {
+                *b = Some(None);
+            }
+            outer
+        });
+        Self { outer }
     }
-    match decode_answer(&body) {
-        Some(Some(outcome)) => Asked::Answer(outcome),
-        _ => Asked::Failed,
+
+    fn take(socket: &Path) -> Option<UnixStream> {
+        BATCH.with(|b| {
+            let mut b = b.borrow_mut();
+            let open = b.as_mut()?;
+            match open.take() {
+                Some((path, stream)) if path == socket => Some(stream),
+                _ => None,
+            }
+        })
+    }
+
+    fn keep(socket: &Path, stream: UnixStream) {
+        BATCH.with(|b| {
+            if let Some(open) = b.borrow_mut().as_mut() {
+                *open = Some((socket.to_path_buf(), stream));
+            }
+        });
+    }
+}
+
+impl Drop for Batch {
+    fn drop(&mut self) {
+        if self.outer {
+            BATCH.with(|b| *b.borrow_mut() = None);
+        }
     }
 }
 

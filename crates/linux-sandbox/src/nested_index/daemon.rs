@@ -8,9 +8,10 @@
 //!   first one, seeing its socket file replaced, exits).
 //! - Only peers running as this user in this mount namespace are answered
 //!   ([`super::peer`]); anything else is closed unanswered. A query is read under a
-//!   deadline and bounded ([`super::wire`]); each connection has its own thread (at most
-//!   [`MAX_CLIENTS`]), so one slow or hostile client never holds up the others for more
-//!   than it holds the index.
+//!   deadline and bounded ([`super::wire`]); a connection may carry several queries,
+//!   answered in turn (a launch's writable roots); each connection has its own thread
+//!   (at most [`MAX_CLIENTS`]), so one slow or hostile client never holds up the others
+//!   for more than it holds the index.
 //! - It exits after [`IDLE_EXIT`] without a query, or when its socket file is removed
 //!   or replaced. It never writes anything but its socket (and the disk cache, as any
 //!   scan does, for roots the index does not cover), and removes the placeholders that
@@ -37,8 +38,11 @@ pub const IDLE_EXIT: Duration = Duration::from_secs(15 * 60);
 /// Most connections served at once; more are closed unanswered (their clients scan).
 pub const MAX_CLIENTS: usize = 16;
 
-/// How long a connection may take to send its query and receive its answer.
+/// How long a connection may take to send its first query and receive its answer.
 const CLIENT_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// How long after an answer the connection waits for the client's next query.
+const NEXT_QUERY_WAIT: Duration = Duration::from_millis(250);
 
 /// `airlock __nested-index SOCKET`: runs the daemon; returns the exit status (0 also when
 /// another daemon already serves the socket).
@@ -143,7 +147,10 @@ fn wait_readable(listener: &UnixListener, timeout: Duration) {
     let _ = rustix::event::poll(&mut fds, Some(&timeout));
 }
 
-/// Serves one connection; whether a trusted peer's query was answered.
+/// Serves one connection: its queries in turn, the first within [`CLIENT_TIMEOUT`],
+/// each later one within [`NEXT_QUERY_WAIT`] of the previous answer (a launch asks about
+/// its writable roots back to back, then hangs up). Whether a trusted peer's query was
+/// answered.
 fn handle(mut stream: UnixStream, seed: Option<PathBuf>) -> bool {
     if stream.set_nonblocking(false).is_err()
         || stream.set_read_timeout(Some(CLIENT_TIMEOUT)).is_err()
@@ -152,17 +159,24 @@ fn handle(mut stream: UnixStream, seed: Option<PathBuf>) -> bool {
     {
         return false;
     }
-    let Ok(body) = read_frame(&mut stream, MAX_QUERY) else {
-        return false;
-    };
-    let Some(query) = decode_query(&body) else {
-        return false;
-    };
-    let options = ScanOptions {
-        skip: query.skip,
-        cache_dir: seed,
-        recent: RECENT_CHANGE_MARGIN,
-    };
-    let outcome = super::scan(&query.root, &options).ok();
-    write_frame(&mut stream, &encode_answer(outcome.as_ref())).is_ok()
+    let mut answered = false;
+    while let Ok(body) = read_frame(&mut stream, MAX_QUERY) {
+        let Some(query) = decode_query(&body) else {
+            break;
+        };
+        let options = ScanOptions {
+            skip: query.skip,
+            cache_dir: seed.clone(),
+            recent: RECENT_CHANGE_MARGIN,
+        };
+        let outcome = super::scan(&query.root, &options).ok();
+        if write_frame(&mut stream, &encode_answer(outcome.as_ref())).is_err() {
+            break;
+        }
+        answered = true;
+        if stream.set_read_timeout(Some(NEXT_QUERY_WAIT)).is_err() {
+            break;
+        }
+    }
+    answered
 }

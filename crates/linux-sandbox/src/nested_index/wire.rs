@@ -1,5 +1,6 @@
-//! The index daemon's protocol: one query per connection, length-prefixed binary (paths
-//! are bytes, not UTF-8), every size bounded, every read under a deadline.
+//! The index daemon's protocol: queries on a connection answered in turn (a launch sends
+//! one per writable root), length-prefixed binary (paths are bytes, not UTF-8), every
+//! size bounded, every read under a deadline.
 //!
 //! Frame: `u32` body length (little endian), then the body.
 //! - Query body: `b"ANIQ"`, version `1u8`, the root (`u32` length + bytes), the skip
