@@ -214,6 +214,15 @@ pub(crate) fn executable_inside_writable_root(
     }
     let exe = std::env::current_exe().ok()?;
     let resolved = std::fs::canonicalize(&exe).unwrap_or_else(|_| exe.clone());
+    // Judging the writable roots costs a launch ~0.1 ms; the executable is almost always
+    // outside every write entry, which rules it out at once.
+    let ctx = airlock_permissions::ResolveContext::new(cwd);
+    if !airlock_permissions::write_entry_paths(&policy, &ctx)
+        .iter()
+        .any(|path| exe.starts_with(path) || resolved.starts_with(path))
+    {
+        return None;
+    }
     let root = airlock_linux_sandbox::bwrap_path::writable_roots(&policy, cwd)
         .into_iter()
         .find(|root| exe.starts_with(root) || resolved.starts_with(root))?;

@@ -121,6 +121,7 @@ pub use policy_locations::trusted_projects_in_file;
 pub use queries::FileSystemPolicyQueries;
 pub use queries::RefusedWritableRoot;
 pub use queries::WritableRoot;
+pub use queries::write_entry_paths;
 pub use read_deny::ReadDenyMatcher;
 pub use runtime::file_system_sandbox_policy;
 pub use runtime::from_runtime_permissions;

@@ -314,6 +314,22 @@ fn build_roots(
     roots
 }
 
+/// Every path a write entry of `policy` names, resolved against `ctx`, as written
+/// (normalised) and with symlinks resolved: a cheap superset of the roots of
+/// [`FileSystemPolicyQueries::get_writable_roots`] (each of which is one of these, before
+/// judging and carve-outs), for callers that only need to rule a path out. Empty for a
+/// policy that is not restricted.
+#[must_use]
+pub fn write_entry_paths(policy: &FileSystemSandboxPolicy, ctx: &ResolveContext) -> Vec<PathBuf> {
+    if policy.kind != FileSystemSandboxKind::Restricted {
+        return Vec::new();
+    }
+    resolved_paths(policy, ctx)
+        .filter(|(_, access)| *access == FileSystemAccessMode::Write)
+        .flat_map(|(path, _)| [normalize_lexically(&path), canonical_or_lexical(&path)])
+        .collect()
+}
+
 /// Resolved non-glob entries of a restricted policy.
 fn resolved_paths<'a>(
     policy: &'a FileSystemSandboxPolicy,
