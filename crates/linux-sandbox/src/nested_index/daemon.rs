@@ -9,9 +9,9 @@
 //! - Only peers running as this user in this mount namespace are answered
 //!   ([`super::peer`]); anything else is closed unanswered. A query is read under a
 //!   deadline and bounded ([`super::wire`]); a connection may carry several queries,
-//!   answered in turn (a launch's writable roots); each connection has its own thread
-//!   (at most [`MAX_CLIENTS`]), so one slow or hostile client never holds up the others
-//!   for more than it holds the index.
+//!   answered in turn (a launch's writable roots); each of [`MAX_CLIENTS`] worker
+//!   threads serves one connection at a time, so one slow or hostile client never holds
+//!   up the others for more than it holds the index.
 //! - It exits after [`IDLE_EXIT`] without a query, or when its socket file is removed
 //!   or replaced. It never writes anything but its socket (and the disk cache, as any
 //!   scan does, for roots the index does not cover), and removes the placeholders that
@@ -35,7 +35,8 @@ pub const DAEMON_SUBCOMMAND: &str = "__nested-index";
 /// The daemon exits after this long without a query.
 pub const IDLE_EXIT: Duration = Duration::from_secs(15 * 60);
 
-/// Most connections served at once; more are closed unanswered (their clients scan).
+/// Most connections served at once (one worker thread each); more wait to be accepted,
+/// and their clients scan themselves once their budget runs out.
 pub const MAX_CLIENTS: usize = 16;
 
 /// How long a connection may take to send its first query and receive its answer.
@@ -98,11 +99,27 @@ fn serve(socket: &Path) -> std::io::Result<()> {
     let seed = run
         .parent()
         .map(|home| home.join("cache").join("nested-repos"));
-    listener.set_nonblocking(true)?;
+    // The workers wait in `accept` themselves (the kernel hands each connection to one of
+    // them): a launch's query is answered without a thread started for it or a hand-over
+    // between threads. Beyond MAX_CLIENTS at once, connections wait in the backlog until
+    // their client's budget runs out (it then scans itself).
+    listener.set_nonblocking(false)?;
+    let listener = Arc::new(listener);
     let active = Arc::new(AtomicUsize::new(0));
     let last = Arc::new(Mutex::new(Instant::now()));
+    for _ in 0..MAX_CLIENTS {
+        let (listener, count, stamp, seed) = (
+            Arc::clone(&listener),
+            Arc::clone(&active),
+            Arc::clone(&last),
+            seed.clone(),
+        );
+        std::thread::Builder::new()
+            .name("nested-index".into())
+            .spawn(move || serve_connections(&listener, &count, &stamp, seed.as_deref()))?;
+    }
     loop {
-        wait_readable(&listener, Duration::from_secs(1));
+        std::thread::sleep(Duration::from_secs(1));
         if own_socket(socket) != Some(mine) {
             super::keeper::sweep_all();
             return Ok(()); // removed or replaced
@@ -116,35 +133,28 @@ fn serve(socket: &Path) -> std::io::Result<()> {
             super::keeper::sweep_all();
             return Ok(());
         }
-        while let Ok((stream, _)) = listener.accept() {
-            if active.load(Ordering::SeqCst) >= MAX_CLIENTS {
-                continue; // dropped: the client scans itself
-            }
-            active.fetch_add(1, Ordering::SeqCst);
-            let (count, stamp, seed) = (Arc::clone(&active), Arc::clone(&last), seed.clone());
-            let spawned = std::thread::Builder::new()
-                .name("nested-index".into())
-                .spawn(move || {
-                    if handle(stream, seed) {
-                        *stamp.lock().unwrap_or_else(PoisonError::into_inner) = Instant::now();
-                    }
-                    count.fetch_sub(1, Ordering::SeqCst);
-                });
-            if spawned.is_err() {
-                active.fetch_sub(1, Ordering::SeqCst);
-            }
-        }
     }
 }
 
-fn wait_readable(listener: &UnixListener, timeout: Duration) {
-    use rustix::event::{PollFd, PollFlags, Timespec};
-    let mut fds = [PollFd::new(listener, PollFlags::IN)];
-    let timeout = Timespec {
-        tv_sec: i64::try_from(timeout.as_secs()).unwrap_or(1),
-        tv_nsec: 0,
-    };
-    let _ = rustix::event::poll(&mut fds, Some(&timeout));
+/// One worker: accepts connections and serves them, one at a time, until the daemon exits.
+fn serve_connections(
+    listener: &UnixListener,
+    active: &AtomicUsize,
+    last: &Mutex<Instant>,
+    seed: Option<&Path>,
+) {
+    loop {
+        let Ok((stream, _)) = listener.accept() else {
+            // Out of descriptors or memory for a moment: try again a little later.
+            std::thread::sleep(Duration::from_millis(10));
+            continue;
+        };
+        active.fetch_add(1, Ordering::SeqCst);
+        if handle(stream, seed.map(Path::to_path_buf)) {
+            *last.lock().unwrap_or_else(PoisonError::into_inner) = Instant::now();
+        }
+        active.fetch_sub(1, Ordering::SeqCst);
+    }
 }
 
 /// Serves one connection: its queries in turn, the first within [`CLIENT_TIMEOUT`],
