@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
-use airlock_linux_sandbox::nested_index::client::{Asked, Batch, ask, ping};
+use airlock_linux_sandbox::nested_index::client::{Asked, Batch, ask, ping, prefetch};
 use airlock_linux_sandbox::nested_scan::ScanOptions;
 use attack_support::{
     Marker, assert_attack_works_unsandboxed, assert_host_git_is_clean, git_ok, plant_in_git_dir,
@@ -205,6 +205,54 @@ fn a_launch_asks_about_its_roots_on_one_checked_connection() {
         assert!(matches!(fresh, Asked::Failed), "{fresh:?}");
     }
     assert!(matches!(s.ask(), Asked::Answer(_)));
+}
+
+/// Queries sent ahead ([`prefetch`]) are answered on the batch's connection, in order,
+/// for exactly the root they asked about: once new connections are refused, the
+/// prefetched roots still get answers (from the daemon, about the right root), and a root
+/// asked out of order gets a correct answer too.
+#[test]
+fn prefetched_queries_are_answered_in_order_for_their_own_root() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let s = setup("prefetch");
+    s.start_daemon();
+    let repo = s.ws.join("sub");
+    std::fs::create_dir_all(&repo).unwrap();
+    git_ok(&repo, &["init", "-q"]);
+    let options = ScanOptions {
+        skip: Vec::new(),
+        cache_dir: Some(s.home.join("cache/nested-repos")),
+        recent: Duration::from_secs(2),
+    };
+    let tmp = Path::new("/tmp");
+    let run = s.socket.parent().unwrap().to_path_buf();
+    let set_mode = |mode| std::fs::set_permissions(&run, std::fs::Permissions::from_mode(mode));
+    let found = |asked: &Asked| match asked {
+        Asked::Answer(out) => out.found.clone(),
+        other => panic!("no answer: {other:?}"),
+    };
+    {
+        let _batch = Batch::begin();
+        prefetch(&s.socket, &s.ws, &options);
+        prefetch(&s.socket, tmp, &options);
+        set_mode(0o755).unwrap();
+        let ws_answer = ask(&s.socket, &s.ws, &options);
+        let tmp_answer = ask(&s.socket, tmp, &options);
+        set_mode(0o700).unwrap();
+        assert_eq!(found(&ws_answer), vec![repo.join(".git")]);
+        assert!(!found(&tmp_answer).contains(&repo.join(".git")));
+    }
+    {
+        // Out of order: the workspace's answer is set aside to reach /tmp's; the workspace
+        // is then asked again.
+        let _batch = Batch::begin();
+        prefetch(&s.socket, &s.ws, &options);
+        prefetch(&s.socket, tmp, &options);
+        let tmp_answer = ask(&s.socket, tmp, &options);
+        let ws_answer = ask(&s.socket, &s.ws, &options);
+        assert!(!found(&tmp_answer).contains(&repo.join(".git")));
+        assert_eq!(found(&ws_answer), vec![repo.join(".git")]);
+    }
 }
 
 #[test]

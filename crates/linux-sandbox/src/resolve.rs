@@ -198,6 +198,25 @@ pub fn resolve_mount_inputs_in(
 ) -> Result<MountInputs, ResolveError> {
     let cwd = ctx.cwd.as_path();
     let ctx = ctx.clone();
+    let (roots, refused) = policy.get_writable_roots_judged(&ctx);
+    let canonical_roots: Vec<PathBuf> = roots.iter().filter_map(|w| canonical(&w.root)).collect();
+    let cache_dir = default_cache_dir().and_then(|dir| usable_cache_dir(&dir, &canonical_roots));
+    let scan_options = |root: &Path| ScanOptions {
+        skip: canonical_roots
+            .iter()
+            .filter(|r| *r != root && r.starts_with(root))
+            .cloned()
+            .collect(),
+        cache_dir: cache_dir.clone(),
+        recent: RECENT_CHANGE_MARGIN,
+    };
+    // Every root's nested-repository query goes to the index daemon now: it answers while
+    // the rest of the plan is worked out, and the scans below read those answers.
+    for root in &canonical_roots {
+        if scans_nested(root) {
+            crate::nested_index::prefetch(root, &scan_options(root));
+        }
+    }
     let readable = policy.get_readable_roots(&ctx);
     let full_read = readable.iter().any(|p| p.parent().is_none());
     let mut readable_roots: Vec<PathBuf> = Vec::new();
@@ -212,7 +231,6 @@ pub fn resolve_mount_inputs_in(
         }
     }
 
-    let (roots, refused) = policy.get_writable_roots_judged(&ctx);
     let mut warnings = launch_warnings(policy, &ctx, &refused);
     // Missing homes are kept from being created like missing protected names.
     let homes: Vec<PathBuf> = ctx
@@ -232,13 +250,11 @@ pub fn resolve_mount_inputs_in(
             })
             .map(Path::to_path_buf)
     };
-    let canonical_roots: Vec<PathBuf> = roots.iter().filter_map(|w| canonical(&w.root)).collect();
     let in_writable = |p: &Path| canonical_roots.iter().any(|r| p.starts_with(r));
 
     // Deny entries are read-only subpaths of the roots that hold them too; one that is a
     // symlink is enforced on its target by the deny masks below instead.
     let denied = policy.get_unreadable_roots(&ctx);
-    let cache_dir = default_cache_dir().and_then(|dir| usable_cache_dir(&dir, &canonical_roots));
     let mut scanned: Vec<PathBuf> = Vec::new();
     let mut writable = Vec::new();
     // `.git` entries whose repositories' git directories are protected after the loop,
@@ -375,12 +391,7 @@ pub fn resolve_mount_inputs_in(
             .filter(|r| **r != root && r.starts_with(&root))
             .collect();
         let nested = if scans_nested(&root) {
-            let options = ScanOptions {
-                skip: deeper.iter().map(|r| (*r).clone()).collect(),
-                cache_dir: cache_dir.clone(),
-                recent: RECENT_CHANGE_MARGIN,
-            };
-            crate::nested_index::scan(&root, &options)?.found
+            crate::nested_index::scan(&root, &scan_options(&root))?.found
         } else {
             Vec::new()
         };

@@ -3,6 +3,7 @@
 //! this mount namespace, a malformed or late answer) means "scan yourself", which gives
 //! the same outcome as without the daemon.
 
+use std::collections::VecDeque;
 use std::io::{Read as _, Write as _};
 use std::os::fd::OwnedFd;
 use std::os::unix::net::UnixStream;
@@ -84,23 +85,42 @@ fn read_exact_by(stream: &mut UnixStream, buf: &mut [u8], deadline: Instant) -> 
 
 /// Asks the daemon at `socket` for `root`'s outcome within [`QUERY_BUDGET`]. Inside a
 /// [`Batch`], the connection of an earlier query to the same socket is used again (its
-/// peer was checked when it was made).
+/// peer was checked when it was made), and the answer to a query [`prefetch`] sent on it
+/// is read instead of asking again.
 #[must_use]
 pub fn ask(socket: &Path, root: &Path, options: &ScanOptions) -> Asked {
     let deadline = Instant::now() + QUERY_BUDGET;
-    let query = Query {
-        root: root.to_path_buf(),
-        skip: options.skip.clone(),
-    };
-    let Some(frame) = encode_query(&query) else {
+    let Some(frame) = query_frame(root, options) else {
         return Asked::Failed;
     };
-    if let Some(mut stream) = Batch::take(socket) {
-        // A daemon that ended the connection meanwhile (it exited, or it answers one
-        // query per connection) is asked again on a new one.
-        if let Some(outcome) = exchange(&mut stream, &frame, deadline) {
-            Batch::keep(socket, stream);
-            return Asked::Answer(outcome);
+    if let Some(mut open) = Batch::take(socket) {
+        // Answers come in the order the queries were sent: those of other prefetched
+        // queries are read and set aside (their roots are asked again if they are asked).
+        let mut answered = None;
+        while let Some(sent) = open.sent.pop_front() {
+            let Some(answer) = read_answer(&mut open.stream, deadline) else {
+                answered = Some(None); // the connection failed: ask on a new one
+                break;
+            };
+            if sent == frame {
+                answered = Some(Some(answer));
+                break;
+            }
+        }
+        match answered {
+            Some(Some(answer)) => {
+                Batch::keep(socket, open);
+                return answer.map_or(Asked::Failed, Asked::Answer);
+            }
+            Some(None) => {}
+            // A daemon that ended the connection meanwhile (it exited, or it answers one
+            // query per connection) is asked again on a new one.
+            None => {
+                if let Some(outcome) = exchange(&mut open.stream, &frame, deadline) {
+                    Batch::keep(socket, open);
+                    return Asked::Answer(outcome);
+                }
+            }
         }
     }
     let mut stream = match connect_trusted(socket) {
@@ -109,11 +129,47 @@ pub fn ask(socket: &Path, root: &Path, options: &ScanOptions) -> Asked {
     };
     match exchange(&mut stream, &frame, deadline) {
         Some(outcome) => {
-            Batch::keep(socket, stream);
+            Batch::keep(socket, Open::new(stream));
             Asked::Answer(outcome)
         }
         None => Asked::Failed,
     }
+}
+
+/// Sends the query for `root` on this thread's [`Batch`] connection to the daemon at
+/// `socket` (made now if there is none) without waiting: the daemon works on it while
+/// the launch goes on, and the [`ask`] for the same root and options reads the answer.
+/// Does nothing outside a batch, or when no trusted daemon takes the connection (the
+/// `ask` then finds out for itself).
+pub fn prefetch(socket: &Path, root: &Path, options: &ScanOptions) {
+    if !Batch::is_open() {
+        return;
+    }
+    let Some(frame) = query_frame(root, options) else {
+        return;
+    };
+    let mut open = match Batch::take(socket) {
+        Some(open) => open,
+        None => match connect_trusted(socket) {
+            Ok(stream) => Open::new(stream),
+            Err(_) => return,
+        },
+    };
+    let deadline = Instant::now() + QUERY_BUDGET;
+    let sent = remaining(deadline)
+        .and_then(|left| open.stream.set_write_timeout(Some(left)).ok())
+        .and_then(|()| open.stream.write_all(&frame).ok());
+    if sent.is_some() {
+        open.sent.push_back(frame);
+        Batch::keep(socket, open);
+    }
+}
+
+fn query_frame(root: &Path, options: &ScanOptions) -> Option<Vec<u8>> {
+    encode_query(&Query {
+        root: root.to_path_buf(),
+        skip: options.skip.clone(),
+    })
 }
 
 /// A connection to the daemon at `socket` whose peer is this user in this mount
@@ -146,6 +202,12 @@ fn connect_trusted(socket: &Path) -> Result<UnixStream, Asked> {
 fn exchange(stream: &mut UnixStream, frame: &[u8], deadline: Instant) -> Option<ScanOutcome> {
     stream.set_write_timeout(Some(remaining(deadline)?)).ok()?;
     stream.write_all(frame).ok()?;
+    read_answer(stream, deadline)?
+}
+
+/// Reads one answer by `deadline`: `None` when the connection failed or the answer is
+/// late or malformed, `Some(None)` when the daemon could not answer that query.
+fn read_answer(stream: &mut UnixStream, deadline: Instant) -> Option<Option<ScanOutcome>> {
     let mut len = [0u8; 4];
     read_exact_by(stream, &mut len, deadline)?;
     let len = usize::try_from(u32::from_le_bytes(len)).unwrap_or(usize::MAX);
@@ -154,19 +216,38 @@ fn exchange(stream: &mut UnixStream, frame: &[u8], deadline: Instant) -> Option<
     }
     let mut body = vec![0u8; len];
     read_exact_by(stream, &mut body, deadline)?;
-    decode_answer(&body).flatten()
+    decode_answer(&body)
+}
+
+/// A batch's connection: the socket it was made through, and the queries sent on it
+/// whose answers are still to be read, in order.
+struct Open {
+    socket: PathBuf,
+    stream: UnixStream,
+    sent: VecDeque<Vec<u8>>,
+}
+
+impl Open {
+    fn new(stream: UnixStream) -> Self {
+        Self {
+            socket: PathBuf::new(),
+            stream,
+            sent: VecDeque::new(),
+        }
+    }
 }
 
 thread_local! {
-    /// The open batch's connection (`None` inside a batch before its first answer).
-    static BATCH: std::cell::RefCell<Option<Option<(PathBuf, UnixStream)>>> =
+    /// The open batch's connection (`Some(None)` inside a batch before its first one).
+    static BATCH: std::cell::RefCell<Option<Option<Open>>> =
         const { std::cell::RefCell::new(None) };
 }
 
 /// While alive, this thread's queries to one daemon share a connection (a launch asks
 /// about each of its writable roots in turn: one connection, peer check and daemon
-/// thread instead of one per root). Dropping it hangs up, so the daemon's connection
-/// slot is free as soon as the launch's plan is made. Nested batches join the outer one.
+/// worker instead of one per root), and queries can be sent ahead ([`prefetch`]).
+/// Dropping it hangs up, so the daemon's worker is free as soon as the launch's plan is
+/// made. Nested batches join the outer one.
 #[must_use = "the batch ends when this guard is dropped"]
 pub struct Batch {
     outer: bool,
@@ -186,21 +267,26 @@ impl Batch {
         Self { outer }
     }
 
-    fn take(socket: &Path) -> Option<UnixStream> {
+    fn is_open() -> bool {
+        BATCH.with(|b| b.borrow().is_some())
+    }
+
+    fn take(socket: &Path) -> Option<Open> {
         BATCH.with(|b| {
             let mut b = b.borrow_mut();
             let open = b.as_mut()?;
             match open.take() {
-                Some((path, stream)) if path == socket => Some(stream),
+                Some(conn) if conn.socket == socket => Some(conn),
                 _ => None,
             }
         })
     }
 
-    fn keep(socket: &Path, stream: UnixStream) {
+    fn keep(socket: &Path, mut open: Open) {
+        open.socket = socket.to_path_buf();
         BATCH.with(|b| {
-            if let Some(open) = b.borrow_mut().as_mut() {
-                *open = Some((socket.to_path_buf(), stream));
+            if let Some(slot) = b.borrow_mut().as_mut() {
+                *slot = Some(open);
             }
         });
     }

@@ -133,6 +133,23 @@ pub fn scan(root: &Path, options: &ScanOptions) -> Result<ScanOutcome, ResolveEr
     scan_nested_repositories(root, options)
 }
 
+/// Sends the daemon the query of a later [`scan`] of `root` with `options` ahead of time
+/// (inside a [`client::Batch`]: see [`client::prefetch`]), so that it is worked on while
+/// the launch does other things. Does nothing where [`scan`] would not ask the daemon.
+pub fn prefetch(root: &Path, options: &ScanOptions) {
+    if options.cache_dir.is_none()
+        || disabled_by_env()
+        || IN_PROCESS.load(Ordering::SeqCst)
+        || DAEMON_EXE.get().is_none()
+        || !indexable(root)
+    {
+        return;
+    }
+    if let Some(socket) = options.cache_dir.as_deref().and_then(client::socket_for) {
+        client::prefetch(&socket, root, options);
+    }
+}
+
 /// Drops the process-wide index (tests; a process that stops serving).
 pub fn reset_in_process() {
     *INDEX.lock().unwrap_or_else(PoisonError::into_inner) = None;
