@@ -237,7 +237,7 @@ pub(crate) fn resolve(path: &FileSystemPath, ctx: &ResolveContext) -> Resolved {
             }
             FileSystemSpecialPath::SlashTmp => {
                 let tmp = Path::new("/tmp");
-                if tmp.is_dir() {
+                if crate::resolution_memo::is_dir(tmp) {
                     Resolved::Path(tmp.to_path_buf())
                 } else {
                     Resolved::Nothing

@@ -205,18 +205,25 @@ fn build_roots(
             && policy.resolve_access(root, ctx) == FileSystemAccessMode::Write
             && !excluded.contains(&canonical_or_lexical(root))
     };
+    // Judged once per entry: `resolve_access` resolves every entry of the policy.
+    let rooted: Vec<bool> = resolved
+        .iter()
+        .map(|(root, access)| is_root(root, access))
+        .collect();
     let all_roots: Vec<PathBuf> = resolved
         .iter()
-        .filter(|(root, access)| is_root(root, access))
-        .map(|(root, _)| canonical_or_lexical(root))
+        .zip(&rooted)
+        .filter(|(_, rooted)| **rooted)
+        .map(|((root, _), _)| canonical_or_lexical(root))
         .collect();
     // Roots the user chose by spelling them as they are: only those exempt a path from the
     // carve-outs of the others (a `$TMPDIR` or a symlink choosing `.git` does not).
     let chosen: Vec<PathBuf> = entries
         .iter()
-        .filter(|e| !e.tmpdir && is_root(&e.path, &e.access))
-        .filter(|e| canonical_or_lexical(&e.path) == normalize_lexically(&e.path))
-        .map(|e| e.path.clone())
+        .zip(&rooted)
+        .filter(|(e, rooted)| !e.tmpdir && **rooted)
+        .filter(|(e, _)| canonical_or_lexical(&e.path) == normalize_lexically(&e.path))
+        .map(|(e, _)| e.path.clone())
         .collect();
     let homes: Vec<(PathBuf, PathBuf)> = ctx
         .protected_homes
@@ -225,10 +232,7 @@ fn build_roots(
         .collect();
     let mut seen: Vec<PathBuf> = Vec::new();
     let mut roots = Vec::new();
-    for (root, access) in &resolved {
-        if !is_root(root, access) {
-            continue;
-        }
+    for ((root, _), _) in resolved.iter().zip(&rooted).filter(|(_, rooted)| **rooted) {
         let canonical = canonical_or_lexical(root);
         if seen.contains(&canonical) {
             continue;

@@ -55,6 +55,39 @@ pub fn memo_id() -> Option<u64> {
     MEMO_ID.with(std::cell::Cell::get)
 }
 
+/// Whether `path` is a directory (symlinks followed, as [`Path::is_dir`]), remembered
+/// while a [`ResolutionMemo`] is alive: special paths such as `/tmp` are resolved for
+/// every entry each time a policy is queried.
+#[must_use]
+pub fn is_dir(path: &Path) -> bool {
+    let Some(id) = memo_id() else {
+        return path.is_dir();
+    };
+    let known = DIRS.with(|dirs| match &*dirs.borrow() {
+        Some((at, known)) if *at == id => known.get(path).copied(),
+        _ => None,
+    });
+    if let Some(known) = known {
+        return known;
+    }
+    let answer = path.is_dir();
+    DIRS.with(|dirs| {
+        let mut dirs = dirs.borrow_mut();
+        if dirs.as_ref().is_none_or(|(at, _)| *at != id) {
+            *dirs = Some((id, HashMap::new()));
+        }
+        if let Some((_, known)) = dirs.as_mut() {
+            known.insert(path.to_path_buf(), answer);
+        }
+    });
+    answer
+}
+
+thread_local! {
+    /// [`is_dir`]'s answers within the memo numbered by the key.
+    static DIRS: RefCell<Option<(u64, HashMap<PathBuf, bool>)>> = const { RefCell::new(None) };
+}
+
 /// While alive, [`canonicalize`] on this thread remembers its answers (module docs). The
 /// outermost memo of a thread owns them; an inner one started while another is alive
 /// shares it and ends nothing. Hold it only in synchronous code (never across an `await`:

@@ -3,7 +3,7 @@
 use std::os::unix::fs::symlink;
 use std::path::{Path, PathBuf};
 
-use super::{ResolutionMemo, canonicalize};
+use super::{ResolutionMemo, canonicalize, is_dir};
 
 /// A tree with every kind of component realpath(3) meets: relative and absolute links,
 /// chains, `..` through links, a loop, a file used as a directory, a dangling link.
@@ -122,4 +122,24 @@ fn the_memo_keeps_one_answer_per_launch_and_ends_with_its_owner() {
     }
     // Without a memo every call asks the file system.
     assert_eq!(canonicalize(&link).unwrap(), base.join("a/b"));
+}
+
+/// `is_dir` answers as `Path::is_dir`, once per path within a memo.
+#[test]
+fn is_dir_is_asked_once_per_memo() {
+    let dir = tempfile::tempdir().unwrap();
+    let sub = dir.path().join("sub");
+    std::fs::create_dir(&sub).unwrap();
+    assert!(is_dir(&sub));
+    {
+        let _memo = ResolutionMemo::begin();
+        assert!(is_dir(&sub));
+        std::fs::remove_dir(&sub).unwrap();
+        assert!(is_dir(&sub));
+        assert!(!is_dir(&dir.path().join("missing")));
+    }
+    assert!(!is_dir(&sub));
+    std::fs::write(&sub, "").unwrap();
+    let _memo = ResolutionMemo::begin();
+    assert!(!is_dir(&sub));
 }
