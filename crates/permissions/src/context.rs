@@ -14,7 +14,7 @@ use crate::paths::join_pattern;
 /// profile), `$TMPDIR`, and the folders that hold Airlock's and Codex's own configuration.
 /// Built from the process environment with [`ResolveContext::new`], or with an explicit
 /// `tmpdir` for deterministic tests and remote environments.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct ResolveContext {
     /// Absolute working directory.
     pub cwd: PathBuf,
@@ -36,7 +36,7 @@ pub struct ResolveContext {
 }
 
 /// A `$TMPDIR` that does not become a writable root, and why (a warning for the user).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct IgnoredTmpdir {
     /// The value as set.
     pub value: PathBuf,

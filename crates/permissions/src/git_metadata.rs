@@ -296,36 +296,11 @@ impl GitMetadata {
 pub fn git_metadata(dot_git: &Path) -> Result<GitMetadata, GitMetadataError> {
     // A launch's plan asks about the same `.git` several times (writable roots, protected
     // metadata, `permissions show`): while a resolution memo is alive it is read once.
-    let Some(id) = crate::resolution_memo::memo_id() else {
-        return read_git_metadata(dot_git);
-    };
-    let known = GIT_MEMO.with(|memo| match &*memo.borrow() {
-        Some((at, known)) if *at == id => known.get(dot_git).cloned(),
-        _ => None,
-    });
-    if let Some(known) = known {
-        return Ok(known);
+    thread_local! {
+        static READ: crate::resolution_memo::MemoCache<PathBuf, GitMetadata> =
+            const { std::cell::RefCell::new(None) };
     }
-    let found = read_git_metadata(dot_git)?;
-    GIT_MEMO.with(|memo| {
-        let mut memo = memo.borrow_mut();
-        if memo.as_ref().is_none_or(|(at, _)| *at != id) {
-            *memo = Some((id, std::collections::HashMap::new()));
-        }
-        if let Some((_, known)) = memo.as_mut() {
-            known.insert(dot_git.to_path_buf(), found.clone());
-        }
-    });
-    Ok(found)
-}
-
-/// The git metadata read within one memo (its number), by `.git` entry.
-type GitMetadataInMemo = (u64, std::collections::HashMap<PathBuf, GitMetadata>);
-
-thread_local! {
-    /// [`git_metadata`]'s answers within the resolution memo alive.
-    static GIT_MEMO: std::cell::RefCell<Option<GitMetadataInMemo>> =
-        const { std::cell::RefCell::new(None) };
+    crate::resolution_memo::remember(&READ, &dot_git.to_path_buf(), || read_git_metadata(dot_git))
 }
 
 fn read_git_metadata(dot_git: &Path) -> Result<GitMetadata, GitMetadataError> {

@@ -22,6 +22,7 @@ use crate::paths::canonical_or_lexical;
 use crate::paths::depth;
 use crate::paths::normalize_lexically;
 use crate::read_deny::glob_matches_path_or_ancestor;
+use crate::resolution_memo::MemoCache;
 pub use crate::root_judge::RefusedWritableRoot;
 use crate::root_judge::ResolvedEntry;
 use crate::root_judge::canonical_prefix;
@@ -142,42 +143,17 @@ fn judged_writable_roots(
     // One launch's plan asks for the same judgement more than once (the trusted `bwrap`
     // check, then the mount plan): within one memo, the same policy and context get the
     // answer computed from the same view of the file system.
-    let id = crate::resolution_memo::memo_id();
-    let known = JUDGED.with(|judged| match &*judged.borrow() {
-        Some((at, known)) if Some(*at) == id => known
-            .iter()
-            .find(|(p, c, _)| p == policy && c == ctx)
-            .map(|(_, _, answer)| answer.clone()),
-        _ => None,
-    });
-    if let Some(known) = known {
-        return known;
+    thread_local! {
+        static JUDGED: MemoCache<(FileSystemSandboxPolicy, ResolveContext), Judged> =
+            const { std::cell::RefCell::new(None) };
     }
-    let answer = judge_writable_roots(policy, ctx);
-    if let Some(id) = id {
-        JUDGED.with(|judged| {
-            let mut judged = judged.borrow_mut();
-            if judged.as_ref().is_none_or(|(at, _)| *at != id) {
-                *judged = Some((id, Vec::new()));
-            }
-            if let Some((_, known)) = judged.as_mut() {
-                known.push((policy.clone(), ctx.clone(), answer.clone()));
-            }
-        });
-    }
-    answer
+    crate::resolution_memo::remember(&JUDGED, &(policy.clone(), ctx.clone()), || {
+        Ok::<_, std::convert::Infallible>(judge_writable_roots(policy, ctx))
+    })
+    .unwrap_or_else(|never| match never {})
 }
 
 type Judged = (Vec<WritableRoot>, Vec<RefusedWritableRoot>);
-
-/// The judgements of one memo (its number) for each policy and context asked about.
-type JudgedInMemo = (u64, Vec<(FileSystemSandboxPolicy, ResolveContext, Judged)>);
-
-thread_local! {
-    /// [`judged_writable_roots`]' answers within the resolution memo alive.
-    static JUDGED: std::cell::RefCell<Option<JudgedInMemo>> =
-        const { std::cell::RefCell::new(None) };
-}
 
 fn judge_writable_roots(policy: &FileSystemSandboxPolicy, ctx: &ResolveContext) -> Judged {
     let entries = resolved_entries(policy, ctx);

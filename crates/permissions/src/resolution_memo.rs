@@ -55,37 +55,62 @@ pub fn memo_id() -> Option<u64> {
     MEMO_ID.with(std::cell::Cell::get)
 }
 
-/// Whether `path` is a directory (symlinks followed, as [`Path::is_dir`]), remembered
-/// while a [`ResolutionMemo`] is alive: special paths such as `/tmp` are resolved for
-/// every entry each time a policy is queried.
-#[must_use]
-pub fn is_dir(path: &Path) -> bool {
+/// A per-thread cache of facts read while one [`ResolutionMemo`] is alive: the memo's
+/// number ([`memo_id`]) and the answers by key. Declare one with `thread_local!` and
+/// `const { RefCell::new(None) }`, and read through it with [`remember`].
+pub type MemoCache<K, V> = RefCell<Option<(u64, HashMap<K, V>)>>;
+
+/// The answer `compute` gives for `key`, computed once per [`ResolutionMemo`]: while a
+/// memo is alive, a successful answer is kept in `cache` and given again for the same key
+/// (the plan's single view of the file system); without one, `compute` runs every time.
+/// Errors are never kept.
+///
+/// # Errors
+/// `compute`'s.
+pub fn remember<K, V, E>(
+    cache: &'static std::thread::LocalKey<MemoCache<K, V>>,
+    key: &K,
+    compute: impl FnOnce() -> Result<V, E>,
+) -> Result<V, E>
+where
+    K: Eq + std::hash::Hash + Clone,
+    V: Clone,
+{
     let Some(id) = memo_id() else {
-        return path.is_dir();
+        return compute();
     };
-    let known = DIRS.with(|dirs| match &*dirs.borrow() {
-        Some((at, known)) if *at == id => known.get(path).copied(),
+    let known = cache.with(|cache| match &*cache.borrow() {
+        Some((at, known)) if *at == id => known.get(key).cloned(),
         _ => None,
     });
     if let Some(known) = known {
-        return known;
+        return Ok(known);
     }
-    let answer = path.is_dir();
-    DIRS.with(|dirs| {
-        let mut dirs = dirs.borrow_mut();
-        if dirs.as_ref().is_none_or(|(at, _)| *at != id) {
-            *dirs = Some((id, HashMap::new()));
+    let answer = compute()?;
+    cache.with(|cache| {
+        let mut cache = cache.borrow_mut();
+        if cache.as_ref().is_none_or(|(at, _)| *at != id) {
+            *cache = Some((id, HashMap::new()));
         }
-        if let Some((_, known)) = dirs.as_mut() {
-            known.insert(path.to_path_buf(), answer);
+        if let Some((_, known)) = cache.as_mut() {
+            known.insert(key.clone(), answer.clone());
         }
     });
-    answer
+    Ok(answer)
 }
 
-thread_local! {
-    /// [`is_dir`]'s answers within the memo numbered by the key.
-    static DIRS: RefCell<Option<(u64, HashMap<PathBuf, bool>)>> = const { RefCell::new(None) };
+/// Whether `path` is a directory (symlinks followed, as [`Path::is_dir`]), read once per
+/// [`ResolutionMemo`]: special paths such as `/tmp` are resolved for every entry each time
+/// a policy is queried.
+#[must_use]
+pub fn is_dir(path: &Path) -> bool {
+    thread_local! {
+        static DIRS: MemoCache<PathBuf, bool> = const { RefCell::new(None) };
+    }
+    remember(&DIRS, &path.to_path_buf(), || {
+        Ok::<_, std::convert::Infallible>(path.is_dir())
+    })
+    .unwrap_or_else(|never| match never {})
 }
 
 /// While alive, [`canonicalize`] on this thread remembers its answers (module docs). The
