@@ -148,7 +148,10 @@ pub fn read_untrusted(
     if whole && meta.len() > bound {
         return Err(too_large());
     }
-    let mut bytes = Vec::new();
+    // Sized from the file (at most the bound) so that it is read in one call, not grown in
+    // small steps.
+    let expected = meta.len().min(bound).saturating_add(1);
+    let mut bytes = Vec::with_capacity(usize::try_from(expected).unwrap_or(0));
     file.take(bound.saturating_add(1))
         .read_to_end(&mut bytes)
         .map_err(|error| {
