@@ -53,12 +53,15 @@ pub(crate) fn launch_confined(
         }
         FileSystemSandboxKind::Restricted => {}
     }
-    let ctx = ResolveContext::new(&args.sandbox_policy_cwd);
-    let no_deny = policy.get_unreadable_roots(&ctx).is_empty()
-        && policy
-            .get_unreadable_globs_with_cwd(&args.sandbox_policy_cwd)
-            .is_empty();
-    if policy.has_full_disk_write_access() && no_deny {
+    // Resolving the deny entries reads the file system: only a full-write policy needs it.
+    let no_deny = || {
+        let ctx = ResolveContext::new(&args.sandbox_policy_cwd);
+        policy.get_unreadable_roots(&ctx).is_empty()
+            && policy
+                .get_unreadable_globs_with_cwd(&args.sandbox_policy_cwd)
+                .is_empty()
+    };
+    if policy.has_full_disk_write_access() && no_deny() {
         return exec_with_seccomp_only(args, network, base_env, &env);
     }
     if args.use_legacy_landlock {
