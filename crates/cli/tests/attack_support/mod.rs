@@ -205,3 +205,24 @@ pub fn serial() -> std::sync::MutexGuard<'static, ()> {
     LOCK.lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
+
+/// A snapshot of what git reads from `git_dir`, to compare after the sandboxed run.
+pub fn snapshot(git_dir: &Path) -> (String, Vec<String>) {
+    let config = std::fs::read_to_string(git_dir.join("config")).unwrap();
+    let mut hooks: Vec<String> = std::fs::read_dir(git_dir.join("hooks"))
+        .map(|entries| {
+            entries
+                .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+                .collect()
+        })
+        .unwrap_or_default();
+    hooks.sort();
+    (config, hooks)
+}
+
+/// Commits a README in `worktree`.
+pub fn commit_readme(worktree: &Path) {
+    std::fs::write(worktree.join("README"), "hello\n").unwrap();
+    git_ok(worktree, &["add", "README"]);
+    git_ok(worktree, &["commit", "-qm", "init"]);
+}
