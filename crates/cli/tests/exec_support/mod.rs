@@ -227,11 +227,17 @@ impl Dirs {
 
     /// Runs `airlock ARGS` as [`Self::exec`] runs `airlock exec ARGS`.
     pub fn airlock(&self, args: &[&str]) -> Output {
+        self.airlock_with_env(args, &[])
+    }
+
+    /// [`Self::airlock`] with `env` added to the environment.
+    pub fn airlock_with_env(&self, args: &[&str], env: &[(&str, &str)]) -> Output {
         Command::new(airlock_bin())
             .env_remove("LD_LIBRARY_PATH") // cargo's; writable in a /tmp checkout
             .args(args)
             .current_dir(&self.ws)
             .env("AIRLOCK_HOME", &self.home)
+            .envs(env.iter().copied())
             .stdin(std::process::Stdio::null())
             .output()
             .unwrap()
