@@ -306,7 +306,10 @@ pub fn write_entry_paths(policy: &FileSystemSandboxPolicy, ctx: &ResolveContext)
     }
     resolved_paths(policy, ctx)
         .filter(|(_, access)| *access == FileSystemAccessMode::Write)
-        .flat_map(|(path, _)| [normalize_lexically(&path), canonical_or_lexical(&path)])
+        .flat_map(|(path, _)| {
+            let (lexical, canonical) = (normalize_lexically(&path), canonical_or_lexical(&path));
+            [path, lexical, canonical]
+        })
         .collect()
 }
 

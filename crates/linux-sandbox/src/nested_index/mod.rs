@@ -82,9 +82,19 @@ pub fn disabled_by_env() -> bool {
 #[must_use]
 pub fn indexable(root: &Path) -> bool {
     use rustix::fs::{Mode, OFlags};
+    // Asked by `prefetch` and again by `scan` for each root of a launch: once per plan.
+    thread_local! {
+        static INDEXABLE: airlock_permissions::resolution_memo::MemoCache<PathBuf, bool> =
+            const { std::cell::RefCell::new(None) };
+    }
     let flags = OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC;
-    rustix::fs::open(root, flags, Mode::empty())
-        .is_ok_and(|fd| watch::reliable_fs(std::os::fd::AsFd::as_fd(&fd)))
+    airlock_permissions::resolution_memo::remember(&INDEXABLE, &root.to_path_buf(), || {
+        Ok::<_, std::convert::Infallible>(
+            rustix::fs::open(root, flags, Mode::empty())
+                .is_ok_and(|fd| watch::reliable_fs(std::os::fd::AsFd::as_fd(&fd))),
+        )
+    })
+    .unwrap_or_else(|never| match never {})
 }
 
 /// The nested repositories below `root` (see the module docs for which mechanism).
