@@ -143,3 +143,13 @@ fn apply_patch_sends_its_changes_for_approval_and_a_decline_writes_nothing() {
 fn a_cached_launch_still_protects_a_repository_created_since_the_last_call() {
     run_scenario("launch_cache");
 }
+
+#[test]
+fn bubblewrap_gets_only_the_descriptors_of_its_own_launch() {
+    run_scenario("descriptors");
+}
+
+#[test]
+fn a_killed_server_leaves_no_sandbox_running() {
+    run_scenario("server_killed");
+}

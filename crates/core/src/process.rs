@@ -1,8 +1,6 @@
 //! Spawning one attempt's launch and collecting its output (spec 07 step 5: "run it as a
 //! child process, capture output, exit code → denial detection").
 
-use std::process::Stdio;
-
 use airlock_sandbox::ExecOutput;
 use airlock_sandbox::SandboxExecRequest;
 use tokio::io::AsyncRead;
@@ -12,6 +10,9 @@ use tokio::io::AsyncWriteExt;
 
 use crate::orchestrator::ExecError;
 
+mod child;
+#[cfg(target_os = "linux")]
+mod direct_spawn;
 pub mod signals;
 
 /// How much of each stream is kept for denial detection and the result (the rest is still
@@ -188,37 +189,6 @@ async fn spawn(
         .as_deref()
         .and_then(|argv| argv.get(1..))
         .unwrap_or(args);
-    #[cfg(target_os = "linux")]
-    let mut command = match &direct {
-        Some(direct) => {
-            let mut command = tokio::process::Command::new(&direct.launch.bwrap);
-            command.args(&direct.launch.args);
-            let keep: Vec<i32> = direct
-                .launch
-                .fds
-                .iter()
-                .map(std::os::fd::AsRawFd::as_raw_fd)
-                .chain(
-                    status_pipe
-                        .as_ref()
-                        .and_then(airlock_sandbox::StatusPipe::writer_fd),
-                )
-                .collect();
-            keep_only(&mut command, keep);
-            command
-        }
-        None => {
-            let mut command = tokio::process::Command::new(program);
-            command.args(args);
-            command
-        }
-    };
-    #[cfg(not(target_os = "linux"))]
-    let mut command = {
-        let mut command = tokio::process::Command::new(program);
-        command.args(args);
-        command
-    };
     // Created (and locked) right before the spawn, removed once the launch has exited.
     #[cfg(target_os = "linux")]
     let placeholders = Placeholders(match &direct {
@@ -242,33 +212,16 @@ async fn spawn(
         .unwrap_or_default();
     #[cfg(not(target_os = "linux"))]
     let warnings = String::new();
-    command
-        .current_dir(&launch.cwd)
-        .env_clear()
-        .envs(&launch.env)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true);
-    command.stdin(match (mode, input) {
-        (_, Some(_)) => Stdio::piped(),
-        (OutputMode::Capture, None) => Stdio::null(),
-        (OutputMode::Tee, None) => Stdio::inherit(),
-    });
-    #[cfg(unix)]
-    if let Some(arg0) = &launch.arg0 {
-        command.arg0(arg0);
-    }
     // Without a terminal to share, the launch gets a process group of its own, so a call
     // that is dropped (interrupted turn, disconnected client) kills the helper *and* the
     // bubblewrap it started, even one still setting up (which killing the helper alone
     // leaves behind). With `Tee` the child stays in the terminal's foreground group.
-    #[cfg(unix)]
     let own_group = mode == OutputMode::Capture;
-    #[cfg(unix)]
-    if own_group {
-        command.process_group(0);
-    }
-    signals::kill_with_parent(&mut command);
+    let stdin_mode = match (mode, input) {
+        (_, Some(_)) => child::StdinMode::Piped,
+        (OutputMode::Capture, None) => child::StdinMode::Null,
+        (OutputMode::Tee, None) => child::StdinMode::Inherit,
+    };
     let tee = mode == OutputMode::Tee;
     // Listen before the child exists, so no signal falls between spawn and listening.
     #[cfg(unix)]
@@ -282,7 +235,21 @@ async fn spawn(
     } else {
         None
     };
-    let spawned = command.spawn();
+    #[cfg(target_os = "linux")]
+    let spawned = match &direct {
+        Some(direct) => child::start_direct(
+            direct,
+            status_pipe
+                .as_ref()
+                .and_then(airlock_sandbox::StatusPipe::writer_fd),
+            launch,
+            stdin_mode,
+            own_group,
+        ),
+        None => child::start_command(program, args, launch, stdin_mode, own_group),
+    };
+    #[cfg(not(target_os = "linux"))]
+    let spawned = child::start_command(program, args, launch, stdin_mode, own_group);
     #[cfg(target_os = "linux")]
     if let Some(pipe) = status_pipe.as_mut() {
         pipe.close_writer();
@@ -290,15 +257,17 @@ async fn spawn(
     // bubblewrap holds its own copies now.
     #[cfg(target_os = "linux")]
     drop(direct);
-    let mut child = spawned.map_err(|source| ExecError::Spawn {
+    let child::Started {
+        mut child,
+        stdout,
+        stderr,
+        stdin,
+    } = spawned.map_err(|source| ExecError::Spawn {
         program: program.clone(),
         source,
     })?;
     #[cfg(unix)]
     let mut group = GroupKill(if own_group { child.id() } else { None });
-    let stdout = child.stdout.take();
-    let stderr = child.stderr.take();
-    let stdin = child.stdin.take();
     let feed = async move {
         if let (Some(mut stdin), Some(input)) = (stdin, input) {
             // A child that exits early closes the pipe; its exit status tells why.
@@ -323,7 +292,7 @@ async fn spawn(
             tokio::select! {
                 _ = child.wait() => {}
                 _ = interrupts.next() => {
-                    let _ = child.start_kill();
+                    child.start_kill();
                     let _ = child.wait().await;
                 }
             }
@@ -382,20 +351,6 @@ async fn spawn(
         }
     }
     Ok(output)
-}
-
-/// Makes the child of `command` inherit exactly `keep` above stderr (see
-/// [`airlock_sandbox::keep_only_in_child`]): in this multi-threaded process another
-/// thread may be creating descriptors for its own launch at any time.
-#[cfg(target_os = "linux")]
-#[allow(unsafe_code)]
-fn keep_only(command: &mut tokio::process::Command, keep: Vec<i32>) {
-    // SAFETY: the closure runs in the forked child before exec and only makes the
-    // async-signal-safe close_range(2) and fcntl(2) calls over the already allocated
-    // `keep`; it allocates nothing and takes no lock.
-    unsafe {
-        command.pre_exec(move || airlock_sandbox::keep_only_in_child(&keep));
-    }
 }
 
 /// Kills a launch's process group when the call is dropped before the launch was reaped.

@@ -20,7 +20,9 @@
 //! as the helper computes it.
 //!
 //! The launcher must give the descriptors of [`BwrapLaunch::fds`] (and its status pipe)
-//! to bubblewrap only, from a `pre_exec` hook ([`crate::keep_only_in_child`]), and hold a
+//! to bubblewrap only — from a `pre_exec` hook ([`crate::keep_only_in_child`]), or, as
+//! `airlock serve` does, by `posix_spawn` file actions that renumber them and close every
+//! other descriptor — and hold a
 //! [`PlaceholderGuard`] from [`DirectLaunch::acquire_placeholders`] until bubblewrap has
 //! exited.
 

@@ -3,7 +3,7 @@
 checks every message of the traffic against the schema `airlock schema` wrote.
 
 Usage: scenarios.py SCENARIO   (concurrent | session_cache | interrupt | disconnect | unix | malformed |
-                               patch | launch_cache)
+                               patch | launch_cache | descriptors | server_killed)
 Environment: AIRLOCK_BIN, SCHEMA_DIR, WORK_DIR (a fresh directory), REPO_ROOT.
 Exits 0 when every check passed; prints what failed otherwise.
 """
@@ -617,6 +617,60 @@ def scenario_launch_cache():
         raise AssertionError("the cached launch's bubblewrap argv differs from a fresh computation:\n" + "\n".join(differences))
     client.close()
     checker.finish()
+
+
+def scenario_descriptors():
+    """bubblewrap gets exactly the descriptors of its own launch: none the server inherited
+    (a writable host file at 7, 100 and 1023) and none of the launches running beside it
+    (24 calls in flight on two threads), whatever the server's way of starting bubblewrap."""
+    secret = os.path.join(WORK, "host-file.txt")
+    with open(secret, "w") as f:
+        f.write("host\n")
+    wrapper = ("import os, sys\n"
+               f"fd = os.open({secret!r}, os.O_RDWR)\n"
+               "for n in (7, 100, 1023):\n"
+               "    os.dup2(fd, n, inheritable=True)\n"
+               "os.execv(sys.argv[1], sys.argv[1:])\n")
+    recorder, checker = Recorder(), SchemaChecker()
+    client = start(recorder, checker, argv=[sys.executable, "-c", wrapper, AIRLOCK, "serve"])
+    probe = ("ls /proc/self/fd | tr '\\n' ' '; echo; "
+             "for fd in 3 4 5 6 7 8 9; do if (echo pwned >&$fd) 2>/dev/null; then echo WROTE $fd; fi; done")
+    calls = []
+    for t in range(2):
+        thread = client.call("thread/start", {"cwd": WS, "approvalPolicy": "never",
+                                              "permissionProfile": ":workspace"})["thread"]["id"]
+        turn = client.call("turn/start", {"threadId": thread})["turn"]["id"]
+        calls += [shell(client, thread, turn, f"fd{t}-{i}", ["/bin/sh", "-c", probe]) for i in range(12)]
+    for call in calls:
+        result = call.result(timeout=120)
+        check(result["status"] == "completed" and result["exitCode"] == 0, f"probe: {result}")
+        check(result["sandboxType"] == "linuxSeccomp", f"sandboxed: {result}")
+        listed = result["stdout"].splitlines()[0].split()
+        check(sorted(listed, key=int) == ["0", "1", "2", "3"], f"descriptors of the command: {listed}")
+        check("WROTE" not in result["stdout"], f"a descriptor reached the command: {result['stdout']}")
+    with open(secret) as f:
+        check(f.read() == "host\n", "the host file the server holds is untouched")
+    client.close()
+    checker.finish()
+
+
+def scenario_server_killed():
+    """A server killed outright takes its running sandboxes with it (bubblewrap's
+    --die-with-parent): nothing is left running, reparented to init."""
+    recorder, checker = Recorder(), SchemaChecker()
+    client = start(recorder, checker)
+    thread = client.call("thread/start", {"cwd": WS, "approvalPolicy": "never",
+                                          "permissionProfile": ":workspace"})["thread"]["id"]
+    turn = client.call("turn/start", {"threadId": thread})["turn"]["id"]
+    marker = "31.4159"
+    shell(client, thread, turn, "long", ["sleep", marker])
+    deadline = time.time() + 30
+    while not processes_with(marker):
+        check(time.time() < deadline, "the sleep never started")
+        time.sleep(0.05)
+    client.proc.kill()
+    client.proc.wait()
+    wait_gone(marker)
 
 
 SCENARIOS = {name[len("scenario_"):]: fn for name, fn in globals().items() if name.startswith("scenario_")}

@@ -5,7 +5,9 @@
 //! - every launch is spawned with `PR_SET_PDEATHSIG = SIGKILL`, so when this process dies
 //!   for any reason (SIGKILL included) the kernel kills the helper; bubblewrap runs with
 //!   `--die-with-parent` and the helper relays its own death to it (see the Linux helper's
-//!   `signals` module), so the whole sandbox goes;
+//!   `signals` module), so the whole sandbox goes. A server's direct launch of bubblewrap
+//!   (`super::direct_spawn`) has no helper and no `pre_exec`: bubblewrap's own
+//!   `--die-with-parent` ties it to the spawning thread;
 //! - while a streamed ([`super::OutputMode::Tee`]) command runs, SIGTERM, SIGINT and SIGHUP
 //!   aimed at this process are relayed to the launch, and once it has exited this process
 //!   ends by the same signal (a shell sees `128 + N`). An unsandboxed command shares no
