@@ -27,12 +27,48 @@ fn runtime() -> std::io::Result<tokio::runtime::Runtime> {
 /// The runtime cannot start.
 pub fn run_stdio(backend: Arc<dyn Backend>) -> std::io::Result<()> {
     runtime()?.block_on(async move {
-        let (sink, writer) = spawn_writer(tokio::io::stdout(), STYLE);
-        serve_connection(tokio::io::stdin(), sink, backend).await;
+        let (sink, writer) = match own_pipe(1, rustix::fs::OFlags::WRONLY)
+            .and_then(|fd| tokio::net::unix::pipe::Sender::from_owned_fd(fd).ok())
+        {
+            Some(pipe) => spawn_writer(pipe, STYLE),
+            None => spawn_writer(tokio::io::stdout(), STYLE),
+        };
+        match own_pipe(0, rustix::fs::OFlags::RDONLY)
+            .and_then(|fd| tokio::net::unix::pipe::Receiver::from_owned_fd(fd).ok())
+        {
+            Some(pipe) => serve_connection(pipe, sink, backend).await,
+            None => serve_connection(tokio::io::stdin(), sink, backend).await,
+        }
         // The sink's last clone is gone: the writer flushes what is queued and ends.
         let _ = writer.await;
         Ok(())
     })
+}
+
+/// When descriptor `fd` (stdin or stdout) is a pipe: a new open file description of that
+/// pipe (through `/proc/self/fd`), non-blocking, for the runtime's event loop to read or
+/// write directly. tokio's own stdin and stdout hand every read and write to a blocking
+/// thread instead, two thread switches per call of the protocol. A new description, not
+/// `fd` itself, is made non-blocking: `fd`'s description may be shared with the process
+/// that started the server. `None` (use tokio's stdio) for anything else: a terminal, a
+/// socket, a file, no `/proc`.
+fn own_pipe(fd: i32, access: rustix::fs::OFlags) -> Option<std::os::fd::OwnedFd> {
+    use rustix::fs::{FileType, Mode, OFlags};
+    use std::os::fd::AsFd as _;
+    let stat = match fd {
+        0 => rustix::fs::fstat(std::io::stdin().as_fd()),
+        _ => rustix::fs::fstat(std::io::stdout().as_fd()),
+    }
+    .ok()?;
+    if FileType::from_raw_mode(stat.st_mode) != FileType::Fifo {
+        return None;
+    }
+    rustix::fs::open(
+        format!("/proc/self/fd/{fd}").as_str(),
+        access | OFlags::NONBLOCK | OFlags::CLOEXEC,
+        Mode::empty(),
+    )
+    .ok()
 }
 
 /// Listens on the Unix socket `path` (created with mode 0600; an existing socket file is

@@ -153,3 +153,8 @@ fn bubblewrap_gets_only_the_descriptors_of_its_own_launch() {
 fn a_killed_server_leaves_no_sandbox_running() {
     run_scenario("server_killed");
 }
+
+#[test]
+fn stdio_serving_works_on_pipes_and_a_socket_pair() {
+    run_scenario("stdio_kinds");
+}

@@ -3,11 +3,12 @@
 checks every message of the traffic against the schema `airlock schema` wrote.
 
 Usage: scenarios.py SCENARIO   (concurrent | session_cache | interrupt | disconnect | unix | malformed |
-                               patch | launch_cache | descriptors | server_killed)
+                               patch | launch_cache | descriptors | server_killed | stdio_kinds)
 Environment: AIRLOCK_BIN, SCHEMA_DIR, WORK_DIR (a fresh directory), REPO_ROOT.
 Exits 0 when every check passed; prints what failed otherwise.
 """
 
+import fcntl
 import json
 import os
 import random
@@ -671,6 +672,47 @@ def scenario_server_killed():
     client.proc.kill()
     client.proc.wait()
     wait_gone(marker)
+
+
+def scenario_stdio_kinds():
+    """stdio serving works whatever stdin and stdout are: a socket pair, and pipes (the server
+    reads and writes its own non-blocking descriptions of them; the description of stdout it
+    shares with this process stays blocking)."""
+    # A socket pair as stdin and stdout.
+    ours, theirs = socket.socketpair()
+    server = subprocess.Popen([AIRLOCK, "serve"], env=ENV, cwd=WS, stdin=theirs, stdout=theirs,
+                              stderr=subprocess.DEVNULL)
+    theirs.close()
+    ours.sendall(b'{"id": 1, "method": "initialize", "params": {"clientInfo": {"name": "t", "version": "1"}}}\n')
+    ours.settimeout(30)
+    answer = b""
+    while not answer.endswith(b"\n"):
+        chunk = ours.recv(65536)
+        check(chunk, "the server answered on the socket pair")
+        answer += chunk
+    check(json.loads(answer).get("id") == 1 and "result" in json.loads(answer), f"initialize answer: {answer!r}")
+    ours.shutdown(socket.SHUT_WR)
+    check(server.wait(timeout=30) == 0, "the server ends when its socket stdin ends")
+    ours.close()
+
+    # Pipes whose read end's description the test keeps blocking.
+    rfd, wfd = os.pipe()
+    server = subprocess.Popen([AIRLOCK, "serve"], env=ENV, cwd=WS, stdin=subprocess.PIPE, stdout=wfd,
+                              stderr=subprocess.DEVNULL)
+    server.stdin.write(b'{"id": 7, "method": "initialize", "params": {"clientInfo": {"name": "t", "version": "1"}}}\n')
+    server.stdin.flush()
+    answer = b""
+    while not answer.endswith(b"\n"):
+        chunk = os.read(rfd, 65536)
+        check(chunk, "the server answered on the pipe")
+        answer += chunk
+    check(json.loads(answer).get("id") == 7, f"initialize answer: {answer!r}")
+    # `wfd` shares its open file description with the server's stdout.
+    check(not fcntl.fcntl(wfd, fcntl.F_GETFL) & os.O_NONBLOCK, "the shared description of stdout stays blocking")
+    os.close(wfd)
+    server.stdin.close()
+    check(server.wait(timeout=30) == 0, "the server ends when its stdin ends")
+    os.close(rfd)
 
 
 SCENARIOS = {name[len("scenario_"):]: fn for name, fn in globals().items() if name.startswith("scenario_")}
