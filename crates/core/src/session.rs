@@ -285,22 +285,34 @@ impl Session {
                 None,
             ),
             Ok(mut outcome) => {
-                let review = crate::unsandboxed::review_command(
-                    &outcome.parsed,
-                    &crate::unsandboxed::ReviewContext {
-                        cwd: &cwd,
-                        env: &self.options.env,
-                        fs_policy,
-                        pins_git: true,
-                    },
-                );
-                outcome.unsandboxed = crate::unsandboxed::apply_review(
-                    &mut outcome.requirement,
-                    review,
-                    self.options.allow_rules_bypass_sandbox,
-                    call.sandbox_permissions.requests_sandbox_override(),
-                );
-                let evaluation = PolicyEvaluation::from_outcome(&outcome);
+                let review_ctx = crate::unsandboxed::ReviewContext {
+                    cwd: &cwd,
+                    env: &self.options.env,
+                    fs_policy,
+                    pins_git: true,
+                };
+                let escalation = call.sandbox_permissions.requests_sandbox_override();
+                // A command that starts confined is reviewed only if it leaves the sandbox
+                // (see `unsandboxed::DeferredReview`).
+                let deferred_review = if crate::unsandboxed::leaves_by_requirement(
+                    &outcome.requirement,
+                    escalation,
+                ) {
+                    let review = crate::unsandboxed::review_command(&outcome.parsed, &review_ctx);
+                    outcome.unsandboxed = crate::unsandboxed::apply_review(
+                        &mut outcome.requirement,
+                        review,
+                        self.options.allow_rules_bypass_sandbox,
+                        escalation,
+                    );
+                    None
+                } else {
+                    Some(crate::unsandboxed::DeferredReview::new(
+                        &outcome.parsed,
+                        &review_ctx,
+                    ))
+                };
+                let mut evaluation = PolicyEvaluation::from_outcome(&outcome);
                 let request = ShellRequest {
                     command: call.command.clone(),
                     cwd: cwd.clone(),
@@ -309,6 +321,7 @@ impl Session {
                     sandbox_permissions: call.sandbox_permissions,
                     justification: call.justification.clone(),
                     requirement: outcome,
+                    deferred_review,
                 };
                 let ctx = ToolCallContext {
                     approvals: &self.approvals,
@@ -318,6 +331,13 @@ impl Session {
                     strict_auto_review: self.options.strict_auto_review,
                 };
                 let run = self.orchestrator.run(&self.runtime, &request, &ctx).await;
+                if let Some(review) = request
+                    .deferred_review
+                    .as_ref()
+                    .and_then(crate::unsandboxed::DeferredReview::computed)
+                {
+                    evaluation.unsandboxed = review.clone();
+                }
                 (run.result, run.trace, Some(evaluation))
             }
         };

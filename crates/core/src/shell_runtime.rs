@@ -44,6 +44,22 @@ pub struct ShellRequest {
     pub justification: Option<String>,
     /// The exec-policy requirement and what led to it.
     pub requirement: RequirementOutcome,
+    /// For a command that starts confined: its review, computed if it comes to run outside
+    /// the sandbox (then `requirement.unsandboxed` is empty); `None` when the review was
+    /// made up front (see [`crate::unsandboxed::leaves_by_requirement`]).
+    pub deferred_review: Option<crate::unsandboxed::DeferredReview>,
+}
+
+impl ShellRequest {
+    /// The review of running this command outside the sandbox (computed now if it was
+    /// deferred).
+    #[must_use]
+    pub fn unsandboxed_review(&self) -> &crate::unsandboxed::UnsandboxedReview {
+        self.deferred_review.as_ref().map_or(
+            &self.requirement.unsandboxed,
+            crate::unsandboxed::DeferredReview::get,
+        )
+    }
 }
 
 /// The shell tool runtime: confines with the [`SandboxManager`] transform and runs the
@@ -130,7 +146,7 @@ impl Approvable<ShellRequest> for ShellRuntime {
     }
 
     fn unsandboxed_refusal(&self, req: &ShellRequest) -> Option<String> {
-        req.requirement.unsandboxed.refused.clone()
+        req.unsandboxed_review().refused.clone()
     }
 
     fn approval_action(
@@ -176,7 +192,7 @@ impl ToolRuntime<ShellRequest> for ShellRuntime {
         if attempt.sandbox == airlock_sandbox::SandboxType::None {
             // Outside the sandbox git is pinned to the repository the review checked
             // (`unsandboxed::git_pin`): no repository swapped in since is used.
-            env.extend(req.requirement.unsandboxed.git_env.clone());
+            env.extend(req.unsandboxed_review().git_env.clone());
         }
         let request = attempt.transform_request(req.command.clone(), req.cwd.clone(), env, None);
         #[cfg(target_os = "linux")]

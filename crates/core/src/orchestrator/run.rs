@@ -210,9 +210,9 @@ impl ToolOrchestrator {
             &requirement,
             &inputs.fs_policy,
         );
-        let refusal = tool.unsandboxed_refusal(req);
+        // Asked only where the answer matters: a deferred review is computed then.
         if sandbox_override == SandboxOverride::BypassSandboxFirstAttempt
-            && let Some(reason) = &refusal
+            && let Some(reason) = &tool.unsandboxed_refusal(req)
         {
             // Issue 11: it stays confined, and the record says why.
             sandbox_override = SandboxOverride::NoOverride;
@@ -267,9 +267,15 @@ impl ToolOrchestrator {
             should_bypass_approval: tool.should_bypass_approval(inputs.policy, already_approved),
             denial_observed: evidence == DenialEvidence::Observed,
         };
-        let plan = match plan_retry(&facts, &output) {
-            Ok(plan) if !plan.keep_sandbox && refusal.is_some() => {
-                trace.unsandboxed_refused.clone_from(&refusal);
+        let plan = plan_retry(&facts, &output).map(|plan| {
+            let refusal = (!plan.keep_sandbox)
+                .then(|| tool.unsandboxed_refusal(req))
+                .flatten();
+            (plan, refusal)
+        });
+        let plan = match plan {
+            Ok((_, Some(refusal))) => {
+                trace.unsandboxed_refused = Some(refusal);
                 trace.no_retry = Some(super::trace::NoRetryReason::PlantedCode);
                 return Err(ToolError::SandboxDenied {
                     output,
@@ -277,7 +283,7 @@ impl ToolOrchestrator {
                     evidence,
                 });
             }
-            Ok(plan) => plan,
+            Ok((plan, None)) => plan,
             Err(reason) => {
                 trace.no_retry = Some(reason);
                 return Err(ToolError::SandboxDenied {

@@ -14,6 +14,7 @@
 //!   nothing can make them safe, so the review only says so ([`UnsandboxedReview::notes`]),
 //!   for `explain`, `-v` and the audit record.
 
+mod deferred;
 mod git_argv;
 mod git_checks;
 pub mod git_config;
@@ -30,6 +31,8 @@ use airlock_permissions::{FileSystemPolicyQueries, ResolveContext};
 use airlock_protocol::FileSystemSandboxPolicy;
 use airlock_shell::ParsedCommand;
 use serde::Serialize;
+
+pub use deferred::DeferredReview;
 
 /// What the review found for one command.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
@@ -464,6 +467,25 @@ pub fn allow_rules_bypass_sandbox(
             config.origin
         )),
     }
+}
+
+/// Whether a command with `requirement` leaves the sandbox by its requirement alone: an
+/// allow rule's bypass, or an escalation the call asks for. Such a command is reviewed
+/// before anything runs ([`review_command`], then [`apply_review`]); any other starts
+/// confined and is reviewed only if it comes to run outside ([`DeferredReview`]).
+#[must_use]
+pub fn leaves_by_requirement(
+    requirement: &airlock_protocol::ExecApprovalRequirement,
+    escalation: bool,
+) -> bool {
+    escalation
+        || matches!(
+            requirement,
+            airlock_protocol::ExecApprovalRequirement::Skip {
+                bypass_sandbox: true,
+                ..
+            }
+        )
 }
 
 /// Applies `review` to a requirement: an allow rule's `Skip { bypass_sandbox: true }`
