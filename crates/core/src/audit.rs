@@ -185,7 +185,15 @@ impl CallOutcome {
 #[derive(Debug)]
 pub struct AuditLog {
     path: PathBuf,
-    lock: Mutex<()>,
+    /// The file as last opened, kept for the next record while `path` still names it.
+    open: Mutex<Option<OpenLog>>,
+}
+
+/// The log file held open, and the identity (`st_dev`, `st_ino`) it had when opened.
+#[derive(Debug)]
+struct OpenLog {
+    file: std::fs::File,
+    identity: (u64, u64),
 }
 
 /// A record could not be written.
@@ -205,7 +213,7 @@ impl AuditLog {
     pub fn new(path: impl Into<PathBuf>) -> Self {
         Self {
             path: path.into(),
-            lock: Mutex::new(()),
+            open: Mutex::new(None),
         }
     }
 
@@ -234,34 +242,53 @@ impl AuditLog {
         };
         let mut line = serde_json::to_vec(record).map_err(|e| error(std::io::Error::other(e)))?;
         line.push(b'\n');
-        let _guard = self
-            .lock
+        let mut open = self
+            .open
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        // The log holds every command line in full (tokens, paths, arguments): private to
-        // the user, 0700 folders and a 0600 file; a log left readable by an older version
-        // is tightened.
+        // The file opened for an earlier record is written again while the path still
+        // names it with a private mode (a rotated or replaced log is opened afresh).
+        use std::os::unix::fs::MetadataExt as _;
+        let current = std::fs::metadata(&self.path)
+            .ok()
+            .filter(|meta| meta.mode() & 0o077 == 0)
+            .map(|meta| (meta.dev(), meta.ino()));
+        if let Some(log) = open.as_mut().filter(|log| Some(log.identity) == current) {
+            return log.file.write_all(&line).map_err(error);
+        }
+        *open = None;
+        let mut file = self.open_file().map_err(error)?;
+        file.write_all(&line).map_err(error)?;
+        let meta = file.metadata().map_err(error)?;
+        *open = Some(OpenLog {
+            file,
+            identity: (meta.dev(), meta.ino()),
+        });
+        Ok(())
+    }
+
+    /// Opens the log for appending, creating its folders; the log holds every command line
+    /// in full (tokens, paths, arguments): private to the user, 0700 folders and a 0600
+    /// file; a log left readable by an older version is tightened.
+    fn open_file(&self) -> std::io::Result<std::fs::File> {
         use std::os::unix::fs::{DirBuilderExt as _, OpenOptionsExt as _, PermissionsExt as _};
         if let Some(parent) = self.path.parent() {
             std::fs::DirBuilder::new()
                 .recursive(true)
                 .mode(0o700)
-                .create(parent)
-                .map_err(error)?;
-            tighten(parent, 0o700).map_err(error)?;
+                .create(parent)?;
+            tighten(parent, 0o700)?;
         }
-        let mut file = std::fs::OpenOptions::new()
+        let file = std::fs::OpenOptions::new()
             .create(true)
             .append(true)
             .mode(0o600)
-            .open(&self.path)
-            .map_err(error)?;
-        let mode = file.metadata().map_err(error)?.permissions().mode();
+            .open(&self.path)?;
+        let mode = file.metadata()?.permissions().mode();
         if mode & 0o077 != 0 {
-            file.set_permissions(std::fs::Permissions::from_mode(mode & 0o700))
-                .map_err(error)?;
+            file.set_permissions(std::fs::Permissions::from_mode(mode & 0o700))?;
         }
-        file.write_all(&line).map_err(error)
+        Ok(file)
     }
 }
 
@@ -280,3 +307,7 @@ fn tighten(path: &std::path::Path, keep: u32) -> std::io::Result<()> {
 pub fn audit_now() -> String {
     rfc3339_utc(SystemTime::now())
 }
+
+#[cfg(test)]
+#[path = "audit_tests.rs"]
+mod tests;

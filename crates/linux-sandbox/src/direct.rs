@@ -47,8 +47,8 @@ const MAX_PROFILES: usize = 16;
 /// What a [`BwrapBase`] is a function of.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 struct Key {
-    /// The effective profile, serialized (the profile types do not implement `Hash`).
-    profile: String,
+    /// The effective profile.
+    profile: airlock_protocol::PermissionProfile,
     policy_cwd: PathBuf,
     configured_bwrap: Option<PathBuf>,
 }
@@ -146,9 +146,7 @@ impl LaunchCache {
         }
         let network = network_sandbox_policy(&args.permission_profile);
         let key = Key {
-            profile: serde_json::to_string(&args.permission_profile).map_err(|_| {
-                LaunchError::Unsupported("the permission profile cannot be serialized")
-            })?,
+            profile: args.permission_profile.clone(),
             policy_cwd: args.sandbox_policy_cwd.clone(),
             configured_bwrap: args.bwrap_path.clone(),
         };

@@ -110,8 +110,12 @@ fn first_missing(root: &Path, path: &Path) -> Option<PathBuf> {
     None
 }
 
+/// Whether `path` is a directory (not a symlink to one) without entries. A directory whose
+/// link count is above 2 has subdirectories (every subdirectory's `..` links it), so it is
+/// not read; file systems that do not count them (btrfs reports 1) are read.
 pub(crate) fn is_empty_dir(path: &Path) -> bool {
-    std::fs::symlink_metadata(path).is_ok_and(|m| m.is_dir())
+    use std::os::unix::fs::MetadataExt as _;
+    std::fs::symlink_metadata(path).is_ok_and(|m| m.is_dir() && m.nlink() <= 2)
         && std::fs::read_dir(path).is_ok_and(|mut entries| entries.next().is_none())
 }
 

@@ -122,3 +122,26 @@ fn refused_roots_become_launch_warnings() {
     let inputs = resolve_mount_inputs(&policy, &ws).unwrap();
     assert!(!inputs.writable.iter().any(|w| w.root == ws.join(".git")));
 }
+
+#[test]
+fn only_a_real_directory_without_entries_is_empty() {
+    use super::is_empty_dir;
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    std::fs::create_dir(root.join("empty")).unwrap();
+    assert!(is_empty_dir(&root.join("empty")));
+    std::fs::create_dir(root.join("with-file")).unwrap();
+    std::fs::write(root.join("with-file/f"), "").unwrap();
+    assert!(!is_empty_dir(&root.join("with-file")));
+    std::fs::create_dir_all(root.join("with-dirs/a")).unwrap();
+    std::fs::create_dir_all(root.join("with-dirs/b")).unwrap();
+    assert!(!is_empty_dir(&root.join("with-dirs")), "link count above 2");
+    std::fs::create_dir_all(root.join("with-one-dir/a")).unwrap();
+    assert!(!is_empty_dir(&root.join("with-one-dir")));
+    symlink(root.join("empty"), root.join("link")).unwrap();
+    assert!(
+        !is_empty_dir(&root.join("link")),
+        "a symlink is not a directory here"
+    );
+    assert!(!is_empty_dir(&root.join("missing")));
+}

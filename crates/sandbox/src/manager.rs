@@ -306,10 +306,14 @@ pub(crate) fn helper_args(
     }
 }
 
-/// WSL 1 reports a Microsoft kernel without the WSL2 marker.
+/// WSL 1 reports a Microsoft kernel without the WSL2 marker. Read once per process: the
+/// running kernel does not change.
 pub(crate) fn is_wsl1() -> bool {
-    std::fs::read_to_string("/proc/version")
-        .is_ok_and(|v| v.contains("Microsoft") && !v.contains("WSL2"))
+    static WSL1: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *WSL1.get_or_init(|| {
+        std::fs::read_to_string("/proc/version")
+            .is_ok_and(|v| v.contains("Microsoft") && !v.contains("WSL2"))
+    })
 }
 
 #[cfg(test)]
