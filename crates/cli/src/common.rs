@@ -193,6 +193,14 @@ pub(crate) fn override_arg(raw: &str) -> Result<String, String> {
     }
 }
 
+/// This executable's path, read once per process from `/proc/self/exe` (where the kernel
+/// gives the path it executed with every symlink resolved, so it needs no canonicalizing);
+/// `None` when it cannot be read.
+pub(crate) fn current_exe() -> Option<&'static Path> {
+    static EXE: std::sync::OnceLock<Option<std::path::PathBuf>> = std::sync::OnceLock::new();
+    EXE.get_or_init(|| std::env::current_exe().ok()).as_deref()
+}
+
 /// The warning when the running `airlock` executable lies inside a writable root of
 /// `profile` (materialised) from `cwd`: `airlock` is its own sandbox helper, so a confined
 /// command could replace it and every later run would be unconfined (the same class as a
@@ -212,26 +220,25 @@ pub(crate) fn executable_inside_writable_root(
     {
         return None;
     }
-    let exe = std::env::current_exe().ok()?;
-    let resolved = std::fs::canonicalize(&exe).unwrap_or_else(|_| exe.clone());
+    let exe = current_exe()?;
     // Judging the writable roots costs a launch ~0.1 ms; the executable is almost always
     // outside every write entry, which rules it out at once.
     let ctx = airlock_permissions::ResolveContext::new(cwd);
     if !airlock_permissions::write_entry_paths(&policy, &ctx)
         .iter()
-        .any(|path| exe.starts_with(path) || resolved.starts_with(path))
+        .any(|path| exe.starts_with(path))
     {
         return None;
     }
     let root = airlock_linux_sandbox::bwrap_path::writable_roots(&policy, cwd)
         .into_iter()
-        .find(|root| exe.starts_with(root) || resolved.starts_with(root))?;
+        .find(|root| exe.starts_with(root))?;
     Some(format!(
         "the airlock executable {} lies inside the writable root {} of this profile: a confined \
          command can replace it, and every later run would be unconfined; install it outside \
          (e.g. `cargo install --path crates/cli --root /usr/local`, or copy it to /usr/local/bin) \
          and run it from there",
-        resolved.display(),
+        exe.display(),
         root.display()
     ))
 }

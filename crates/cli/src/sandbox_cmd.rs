@@ -89,8 +89,8 @@ pub fn run(args: SandboxArgs) -> ExitCode {
 /// One-shot launches ask the per-user nested-repository index daemon (started from this
 /// executable when none runs; `AIRLOCK_NESTED_INDEX=off` turns it off).
 fn enable_index_daemon() {
-    if let Ok(exe) = std::env::current_exe() {
-        airlock_linux_sandbox::nested_index::enable_daemon(exe);
+    if let Some(exe) = crate::common::current_exe() {
+        airlock_linux_sandbox::nested_index::enable_daemon(exe.to_path_buf());
     }
 }
 
