@@ -110,13 +110,31 @@ fn first_missing(root: &Path, path: &Path) -> Option<PathBuf> {
     None
 }
 
-/// Whether `path` is a directory (not a symlink to one) without entries. A directory whose
-/// link count is above 2 has subdirectories (every subdirectory's `..` links it), so it is
-/// not read; file systems that do not count them (btrfs reports 1) are read.
+/// Whether `path` is a directory (not a symlink to one) without entries. Read with one
+/// `open` (`O_NOFOLLOW | O_DIRECTORY`: anything else fails) and `getdents64` into a buffer
+/// on the stack until an entry other than `.` and `..` or the end: a few system calls and
+/// no allocation, where `read_dir` also stats the directory and allocates 32 KiB (this runs
+/// for every protected name of every writable root on every launch).
 pub(crate) fn is_empty_dir(path: &Path) -> bool {
-    use std::os::unix::fs::MetadataExt as _;
-    std::fs::symlink_metadata(path).is_ok_and(|m| m.is_dir() && m.nlink() <= 2)
-        && std::fs::read_dir(path).is_ok_and(|mut entries| entries.next().is_none())
+    use rustix::fs::{Mode, OFlags, RawDir};
+    let Ok(dir) = rustix::fs::open(
+        path,
+        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+        Mode::empty(),
+    ) else {
+        return false;
+    };
+    // Room for a few entries of the longest name (255 bytes) a file system allows.
+    let mut buffer = [std::mem::MaybeUninit::<u8>::uninit(); 2048];
+    let mut entries = RawDir::new(&dir, &mut buffer);
+    while let Some(entry) = entries.next() {
+        match entry {
+            Ok(entry) if matches!(entry.file_name().to_bytes(), b"." | b"..") => {}
+            // Another entry, or an error reading: not known to be empty.
+            _ => return false,
+        }
+    }
+    true
 }
 
 fn canonical(path: &Path) -> Option<PathBuf> {

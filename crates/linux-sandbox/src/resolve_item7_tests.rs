@@ -135,7 +135,10 @@ fn only_a_real_directory_without_entries_is_empty() {
     assert!(!is_empty_dir(&root.join("with-file")));
     std::fs::create_dir_all(root.join("with-dirs/a")).unwrap();
     std::fs::create_dir_all(root.join("with-dirs/b")).unwrap();
-    assert!(!is_empty_dir(&root.join("with-dirs")), "link count above 2");
+    assert!(
+        !is_empty_dir(&root.join("with-dirs")),
+        "with subdirectories"
+    );
     std::fs::create_dir_all(root.join("with-one-dir/a")).unwrap();
     assert!(!is_empty_dir(&root.join("with-one-dir")));
     symlink(root.join("empty"), root.join("link")).unwrap();
