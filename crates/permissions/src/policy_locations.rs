@@ -101,14 +101,44 @@ pub fn trusted_project_dirs(table: &toml::Table) -> Vec<PathBuf> {
     out
 }
 
+/// A configuration file as last read: its path, identity and trusted projects.
+type ReadConfig = (PathBuf, [i64; 7], Vec<PathBuf>);
+
 /// The projects the configuration file `config` trusts (see [`trusted_project_dirs`]);
 /// empty when it is missing, too big, not UTF-8 or not TOML.
+///
+/// A launch asks several times (every resolve context of the plan names the policy
+/// locations), and a server asks on every call: the answer is kept per process with the
+/// identity of the file it was read from (device, inode, size, modification and change
+/// times, taken from the opened file), and the file is parsed again only when that changed.
 #[must_use]
 pub fn trusted_projects_in_file(config: &Path) -> Vec<PathBuf> {
     use std::io::Read as _;
+    use std::os::unix::fs::MetadataExt as _;
+    static LAST: std::sync::Mutex<Option<ReadConfig>> = std::sync::Mutex::new(None);
     let Ok(file) = std::fs::File::open(config) else {
         return Vec::new();
     };
+    let identity = file.metadata().ok().map(|m| {
+        [
+            m.dev() as i64,
+            m.ino() as i64,
+            m.size() as i64,
+            m.mtime(),
+            m.mtime_nsec(),
+            m.ctime(),
+            m.ctime_nsec(),
+        ]
+    });
+    let mut last = LAST
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    if let (Some(identity), Some((path, known, projects))) = (identity, last.as_ref())
+        && path == config
+        && *known == identity
+    {
+        return projects.clone();
+    }
     let mut text = String::new();
     if file
         .take(MAX_CONFIG_BYTES + 1)
@@ -118,9 +148,14 @@ pub fn trusted_projects_in_file(config: &Path) -> Vec<PathBuf> {
     {
         return Vec::new();
     }
-    text.parse::<toml::Table>()
+    let projects = text
+        .parse::<toml::Table>()
         .map(|table| trusted_project_dirs(&table))
-        .unwrap_or_default()
+        .unwrap_or_default();
+    if let Some(identity) = identity {
+        *last = Some((config.to_path_buf(), identity, projects.clone()));
+    }
+    projects
 }
 
 /// Every policy location of this process: `$AIRLOCK_HOME`, `$CODEX_HOME` (defaults under
@@ -200,6 +235,37 @@ mod tests {
         assert!(trusted_projects_in_file(&config).is_empty());
         std::fs::write(&config, "[projects.\"/w/a\"]\ntrust_level = \"trusted\"\n").unwrap();
         assert_eq!(trusted_projects_in_file(&config), [PathBuf::from("/w/a")]);
+    }
+
+    #[test]
+    fn a_changed_or_replaced_config_is_read_again() {
+        let dir = tempfile::tempdir().unwrap();
+        let config = dir.path().join("config.toml");
+        let trusting =
+            |project: &str| format!("[projects.\"{project}\"]\ntrust_level = \"trusted\"\n");
+        std::fs::write(&config, trusting("/w/a")).unwrap();
+        assert_eq!(trusted_projects_in_file(&config), [PathBuf::from("/w/a")]);
+        assert_eq!(
+            trusted_projects_in_file(&config),
+            [PathBuf::from("/w/a")],
+            "kept"
+        );
+        // Rewritten in place (another size).
+        std::fs::write(&config, trusting("/w/long-name")).unwrap();
+        assert_eq!(
+            trusted_projects_in_file(&config),
+            [PathBuf::from("/w/long-name")]
+        );
+        // Replaced by a file of the same size (another inode), as editors save.
+        let next = dir.path().join("config.toml.new");
+        std::fs::write(&next, trusting("/w/long-nbme")).unwrap();
+        std::fs::rename(&next, &config).unwrap();
+        assert_eq!(
+            trusted_projects_in_file(&config),
+            [PathBuf::from("/w/long-nbme")]
+        );
+        std::fs::remove_file(&config).unwrap();
+        assert!(trusted_projects_in_file(&config).is_empty(), "removed");
     }
 
     #[test]
