@@ -249,9 +249,18 @@ impl AuditLog {
         // The file opened for an earlier record is written again while the path still
         // names it with a private mode (a rotated or replaced log is opened afresh).
         use std::os::unix::fs::MetadataExt as _;
-        let current = std::fs::metadata(&self.path)
-            .ok()
-            .filter(|meta| meta.mode() & 0o077 == 0)
+        let private = |path: &Path| {
+            std::fs::symlink_metadata(path)
+                .ok()
+                .filter(|meta| meta.mode() & 0o077 == 0)
+        };
+        let current = private(&self.path)
+            .filter(|_| {
+                self.path
+                    .parent()
+                    .filter(|parent| !parent.as_os_str().is_empty())
+                    .is_none_or(|parent| private(parent).is_some())
+            })
             .map(|meta| (meta.dev(), meta.ino()));
         if let Some(log) = open.as_mut().filter(|log| Some(log.identity) == current) {
             return log.file.write_all(&line).map_err(error);
@@ -269,7 +278,8 @@ impl AuditLog {
 
     /// Opens the log for appending, creating its folders; the log holds every command line
     /// in full (tokens, paths, arguments): private to the user, 0700 folders and a 0600
-    /// file; a log left readable by an older version is tightened.
+    /// file; a log or folder left readable (by an older version, or by hand since) is
+    /// tightened. A symlink, FIFO or other non-regular file at the path is refused.
     fn open_file(&self) -> std::io::Result<std::fs::File> {
         use std::os::unix::fs::{DirBuilderExt as _, OpenOptionsExt as _, PermissionsExt as _};
         if let Some(parent) = self.path.parent() {
@@ -279,12 +289,21 @@ impl AuditLog {
                 .create(parent)?;
             tighten(parent, 0o700)?;
         }
+        // Never through a symlink, never blocking on a FIFO: only a regular file is a log
+        // (anything else at the path is an error that names it, and the call goes on).
         let file = std::fs::OpenOptions::new()
             .create(true)
             .append(true)
             .mode(0o600)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
             .open(&self.path)?;
-        let mode = file.metadata()?.permissions().mode();
+        let meta = file.metadata()?;
+        if !meta.is_file() {
+            return Err(std::io::Error::other(
+                "it is not a regular file; remove it (Airlock creates the log itself)",
+            ));
+        }
+        let mode = meta.permissions().mode();
         if mode & 0o077 != 0 {
             file.set_permissions(std::fs::Permissions::from_mode(mode & 0o700))?;
         }
