@@ -27,6 +27,7 @@ fn runtime() -> std::io::Result<tokio::runtime::Runtime> {
 /// The runtime cannot start.
 pub fn run_stdio(backend: Arc<dyn Backend>) -> std::io::Result<()> {
     runtime()?.block_on(async move {
+        stop_on_signals()?;
         let (sink, writer) = match own_pipe(1, rustix::fs::OFlags::WRONLY)
             .and_then(|fd| tokio::net::unix::pipe::Sender::from_owned_fd(fd).ok())
         {
@@ -91,6 +92,7 @@ pub fn run_unix(path: &Path, backend: Arc<dyn Backend>) -> std::io::Result<()> {
         std::fs::remove_file(path)?;
     }
     runtime()?.block_on(async move {
+        stop_on_signals()?;
         // Created 0600 from the start (umask 0177 around the bind), so no other user can
         // connect in between; peers are also checked by uid on accept.
         let previous = rustix::process::umask(rustix::fs::Mode::from_raw_mode(0o177));
@@ -120,4 +122,34 @@ pub fn run_unix(path: &Path, backend: Arc<dyn Backend>) -> std::io::Result<()> {
             });
         }
     })
+}
+
+/// Ends the server on `SIGTERM`, `SIGINT` or `SIGHUP` (exit status 128 + the signal, as a
+/// shell reports a death by it) after killing every command it is running, sandbox and
+/// all, even one whose sandbox is still being set up (`airlock_core::kill_all_launches`).
+/// Without this the signal would end the server at once and leave that cleanup to
+/// bubblewrap's `--die-with-parent`, which misses a sandbox mid set-up.
+///
+/// # Errors
+/// A handler cannot be installed.
+fn stop_on_signals() -> std::io::Result<()> {
+    use tokio::signal::unix::{SignalKind, signal};
+    let mut terminate = signal(SignalKind::terminate())?;
+    let mut interrupt = signal(SignalKind::interrupt())?;
+    let mut hangup = signal(SignalKind::hangup())?;
+    tokio::spawn(async move {
+        let (kind, name) = tokio::select! {
+            _ = terminate.recv() => (SignalKind::terminate(), "SIGTERM"),
+            _ = interrupt.recv() => (SignalKind::interrupt(), "SIGINT"),
+            _ = hangup.recv() => (SignalKind::hangup(), "SIGHUP"),
+        };
+        #[cfg(target_os = "linux")]
+        let killed = airlock_core::kill_all_launches();
+        #[cfg(not(target_os = "linux"))]
+        let killed = 0;
+        tracing::info!("stopped by {name}: {killed} running command(s) killed");
+        eprintln!("airlock serve: stopped by {name}: {killed} running command(s) killed");
+        std::process::exit(128 + kind.as_raw_value());
+    });
+    Ok(())
 }

@@ -158,3 +158,13 @@ fn a_killed_server_leaves_no_sandbox_running() {
 fn stdio_serving_works_on_pipes_and_a_socket_pair() {
     run_scenario("stdio_kinds");
 }
+
+#[test]
+fn a_server_stopped_mid_launch_kills_every_sandbox() {
+    run_scenario("stopped_mid_launch");
+}
+
+#[test]
+fn an_interrupt_mid_launch_kills_every_sandbox() {
+    run_scenario("interrupted_mid_launch");
+}

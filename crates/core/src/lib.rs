@@ -49,6 +49,8 @@ pub use orchestrator::{
     OrchestratorOutcome, SandboxAttempt, SandboxSettings, ToolCallContext, ToolEnvironment,
     ToolError, ToolOrchestrator,
 };
+#[cfg(target_os = "linux")]
+pub use process::launch_kill::kill_all as kill_all_launches;
 pub use process::{
     OUTPUT_SINK_CHUNKS, OutputChunk, OutputMode, OutputStreamKind, with_output_sink,
 };

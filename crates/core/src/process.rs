@@ -13,6 +13,8 @@ use crate::orchestrator::ExecError;
 mod child;
 #[cfg(target_os = "linux")]
 mod direct_spawn;
+#[cfg(target_os = "linux")]
+pub mod launch_kill;
 pub mod signals;
 
 /// How much of each stream is kept for denial detection and the result (the rest is still
@@ -235,6 +237,15 @@ async fn spawn(
     } else {
         None
     };
+    // A launch in its own group is registered for `launch_kill::kill_all`, which also
+    // stops new ones from starting once a server is ending.
+    #[cfg(target_os = "linux")]
+    if own_group && !launch_kill::begin_start() {
+        return Err(ExecError::Spawn {
+            program: program.clone(),
+            source: std::io::Error::other("this process is stopping: no command starts any more"),
+        });
+    }
     #[cfg(target_os = "linux")]
     let spawned = match &direct {
         Some(direct) => child::start_direct(
@@ -250,6 +261,10 @@ async fn spawn(
     };
     #[cfg(not(target_os = "linux"))]
     let spawned = child::start_command(program, args, launch, stdin_mode, own_group);
+    #[cfg(target_os = "linux")]
+    if own_group && spawned.is_err() {
+        launch_kill::abandon_start();
+    }
     #[cfg(target_os = "linux")]
     if let Some(pipe) = status_pipe.as_mut() {
         pipe.close_writer();
@@ -267,7 +282,7 @@ async fn spawn(
         source,
     })?;
     #[cfg(unix)]
-    let mut group = GroupKill(if own_group { child.id() } else { None });
+    let mut group = GroupKill::new(own_group, child.id());
     let feed = async move {
         if let (Some(mut stdin), Some(input)) = (stdin, input) {
             // A child that exits early closes the pipe; its exit status tells why.
@@ -353,14 +368,35 @@ async fn spawn(
     Ok(output)
 }
 
-/// Kills a launch's process group when the call is dropped before the launch was reaped.
+/// Kills a launch when the call is dropped before the launch was reaped: on Linux the
+/// whole launch, its sandbox included even mid set-up ([`launch_kill`]); elsewhere its
+/// process group.
 #[cfg(unix)]
-struct GroupKill(Option<u32>);
+struct GroupKill(Option<i32>);
 
 #[cfg(unix)]
 impl GroupKill {
+    /// Arms the kill for the group the launch's `leader` leads, when it was started in its
+    /// own group (`own_group`; then it is registered, see [`launch_kill`]).
+    fn new(own_group: bool, leader: Option<u32>) -> Self {
+        let leader = leader
+            .and_then(|id| i32::try_from(id).ok())
+            .filter(|id| own_group && *id > 1);
+        #[cfg(target_os = "linux")]
+        match leader {
+            Some(pid) => launch_kill::register(pid),
+            None if own_group => launch_kill::abandon_start(),
+            None => {}
+        }
+        Self(leader)
+    }
+
     /// The leader was reaped: its group id may be reused, never signal it.
     fn disarm(&mut self) {
+        #[cfg(target_os = "linux")]
+        if let Some(pid) = self.0 {
+            launch_kill::unregister(pid);
+        }
         self.0 = None;
     }
 }
@@ -368,12 +404,17 @@ impl GroupKill {
 #[cfg(unix)]
 impl Drop for GroupKill {
     fn drop(&mut self) {
-        let pgid = self
-            .0
-            .and_then(|id| i32::try_from(id).ok())
-            .and_then(rustix::process::Pid::from_raw);
-        if let Some(pgid) = pgid {
-            // The leader is not reaped yet (tokio kills it on drop too), so the id is ours.
+        let Some(pgid) = self.0 else {
+            return;
+        };
+        // The leader is not reaped yet (the child is killed on drop too), so the id is ours.
+        #[cfg(target_os = "linux")]
+        {
+            launch_kill::kill_launch(pgid);
+            launch_kill::unregister(pgid);
+        }
+        #[cfg(not(target_os = "linux"))]
+        if let Some(pgid) = rustix::process::Pid::from_raw(pgid) {
             let _ = rustix::process::kill_process_group(pgid, rustix::process::Signal::KILL);
         }
     }

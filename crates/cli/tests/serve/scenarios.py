@@ -3,7 +3,8 @@
 checks every message of the traffic against the schema `airlock schema` wrote.
 
 Usage: scenarios.py SCENARIO   (concurrent | session_cache | interrupt | disconnect | unix | malformed |
-                               patch | launch_cache | descriptors | server_killed | stdio_kinds)
+                               patch | launch_cache | descriptors | server_killed | stdio_kinds |
+                               stopped_mid_launch | interrupted_mid_launch)
 Environment: AIRLOCK_BIN, SCHEMA_DIR, WORK_DIR (a fresh directory), REPO_ROOT.
 Exits 0 when every check passed; prints what failed otherwise.
 """
@@ -13,6 +14,7 @@ import json
 import os
 import random
 import shlex
+import signal
 import socket
 import stat
 import subprocess
@@ -713,6 +715,54 @@ def scenario_stdio_kinds():
     server.stdin.close()
     check(server.wait(timeout=30) == 0, "the server ends when its stdin ends")
     os.close(rfd)
+
+
+def launch_burst(client, marker, calls=20):
+    """Two threads with `calls` sleeps in flight between them; returns once the first sleep
+    runs, while the others' sandboxes are still being set up."""
+    turns = []
+    for t in range(2):
+        thread = client.call("thread/start", {"cwd": WS, "approvalPolicy": "never",
+                                              "permissionProfile": ":workspace"})["thread"]["id"]
+        turn = client.call("turn/start", {"threadId": thread})["turn"]["id"]
+        turns.append((thread, turn))
+    for i in range(calls):
+        thread, turn = turns[i % 2]
+        shell(client, thread, turn, f"burst{i}", ["sleep", marker])
+    deadline = time.time() + 60
+    while not processes_with(marker):
+        check(time.time() < deadline, "no sleep ever started")
+        time.sleep(0.002)
+    return turns
+
+
+def scenario_stopped_mid_launch():
+    """A server stopped by SIGTERM, SIGINT or SIGHUP while launches are being set up kills
+    every one of them, sandbox included, and exits with 128 + the signal."""
+    for round, sig in enumerate([signal.SIGTERM, signal.SIGINT, signal.SIGHUP] * 2):
+        recorder, checker = Recorder(), SchemaChecker()
+        log = open(os.path.join(WORK, f"stop{round}.stderr"), "w+")
+        client = start(recorder, checker, stderr=log)
+        marker = f"41.{round}{time.time_ns() % 100000:05d}"
+        launch_burst(client, marker)
+        client.proc.send_signal(sig)
+        check(client.proc.wait(timeout=30) == 128 + sig, f"exit status {client.proc.returncode} for {sig!r}")
+        wait_gone(marker)
+        log.seek(0)
+        check(f"stopped by {signal.Signals(sig).name}" in log.read(), "the server says why it stopped")
+
+
+def scenario_interrupted_mid_launch():
+    """`turn/interrupt` while launches are being set up kills them all, sandboxes included."""
+    for round in range(4):
+        recorder, checker = Recorder(), SchemaChecker()
+        client = start(recorder, checker)
+        marker = f"43.{round}{time.time_ns() % 100000:05d}"
+        turns = launch_burst(client, marker)
+        for thread, turn in turns:
+            client.call("turn/interrupt", {"threadId": thread, "turnId": turn})
+        wait_gone(marker)
+        client.close()
 
 
 SCENARIOS = {name[len("scenario_"):]: fn for name, fn in globals().items() if name.startswith("scenario_")}

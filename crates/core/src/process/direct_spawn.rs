@@ -14,9 +14,13 @@
 //!   and whatever this process inherited, never reaches the child.
 //! - *Death with the server* (the `pre_exec` `PR_SET_PDEATHSIG`): bubblewrap's own
 //!   `--die-with-parent`, which every direct launch passes (checked here: without it the
-//!   launch is refused). Between the spawn and bubblewrap's `prctl` there is a window of
-//!   well under a millisecond in which a server killed outright leaves that bubblewrap
-//!   running, still confined; it is never a way out of the sandbox.
+//!   launch is refused). A server that ends on a signal it can handle, a dropped call and
+//!   an interrupted turn kill the launch whole, mid set-up included
+//!   ([`super::launch_kill`]). Only a server killed outright (`SIGKILL`) relies on
+//!   `--die-with-parent` alone, and bubblewrap arms it late — in its outer process after
+//!   parsing its arguments, in the sandbox's first process at the end of the set-up — so a
+//!   sandbox being set up at that moment may run its command to the end, still confined.
+//!   The `fork` path had the second half of that window too.
 //!
 //! Signal dispositions the server ignores (Rust ignores `SIGPIPE`) are reset to the default
 //! and the signal mask is emptied, as std's spawn does.
