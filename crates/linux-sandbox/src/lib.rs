@@ -54,6 +54,7 @@ pub mod bwrap_path;
 mod dangling;
 #[cfg(target_os = "linux")]
 pub mod direct;
+mod empty_dir;
 #[cfg(target_os = "linux")]
 pub mod fs_kind;
 mod gitdir;

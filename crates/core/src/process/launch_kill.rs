@@ -146,7 +146,8 @@ fn children_outside_group(pgid: i32) -> Vec<i32> {
     outside
 }
 
-fn children_of(pid: i32) -> Vec<i32> {
+/// The children of process `pid`, from `/proc/PID/task/*/children` (every thread's).
+pub(super) fn children_of(pid: i32) -> Vec<i32> {
     let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
         return Vec::new();
     };

@@ -153,21 +153,10 @@ pub fn kill_adopted() {
 #[cfg(all(unix, not(target_os = "linux")))]
 pub fn kill_adopted() {}
 
-/// This process's children, from `/proc/self/task/*/children`.
+/// This process's children (see [`super::launch_kill::children_of`]).
 #[cfg(target_os = "linux")]
 fn own_children() -> Vec<i32> {
-    let Ok(tasks) = std::fs::read_dir("/proc/self/task") else {
-        return Vec::new();
-    };
-    let mut children: Vec<i32> = tasks
-        .filter_map(Result::ok)
-        .filter_map(|task| std::fs::read_to_string(task.path().join("children")).ok())
-        .flat_map(|text| {
-            text.split_whitespace()
-                .filter_map(|pid| pid.parse().ok())
-                .collect::<Vec<i32>>()
-        })
-        .collect();
+    let mut children = super::launch_kill::children_of(std::process::id().cast_signed());
     children.sort_unstable();
     children.dedup();
     children
