@@ -210,7 +210,7 @@ pub fn namespace_args(options: NamespaceOptions, cwd: &Path, seccomp_fds: &[i32]
 /// What the helper resolves entries against: its own environment plus the launcher's
 /// protected homes and user homes (see [`HelperArgs::protected_homes`] and
 /// [`HelperArgs::user_homes`]).
-fn helper_context(args: &HelperArgs) -> ResolveContext {
+pub(crate) fn helper_context(args: &HelperArgs) -> ResolveContext {
     let mut ctx = ResolveContext::new(&args.sandbox_policy_cwd);
     for (from, to) in [
         (&args.protected_homes, &mut ctx.protected_homes),
@@ -271,6 +271,21 @@ pub fn prepare_bwrap_with(
     network: NetworkSandboxPolicy,
     proxy: Option<&ProxyMount>,
     warnings: &mut Vec<String>,
+) -> Result<BwrapLaunch, LaunchError> {
+    prepare_bwrap_using(base, args, policy, network, proxy, warnings, None)
+}
+
+/// [`prepare_bwrap_with`]; with `seccomp_fds`, the seccomp programs are already open at
+/// those descriptor numbers (one per program of `base`, in order, owned by the caller,
+/// see [`crate::early_bwrap`]) and the launch's `fds` hold only the plan's own.
+pub(crate) fn prepare_bwrap_using(
+    base: &BwrapBase,
+    args: &HelperArgs,
+    policy: &FileSystemSandboxPolicy,
+    network: NetworkSandboxPolicy,
+    proxy: Option<&ProxyMount>,
+    warnings: &mut Vec<String>,
+    seccomp_fds: Option<&[i32]>,
 ) -> Result<BwrapLaunch, LaunchError> {
     // The plan resolves the same prefixes many times; nothing is created while it runs.
     let _memo = ResolutionMemo::begin();
@@ -340,10 +355,13 @@ pub fn prepare_bwrap_with(
             ],
         );
     }
+    let given = seccomp_fds.filter(|given| given.len() == base.seccomp_programs().len());
     let mut seccomp_fds = Vec::with_capacity(3);
     for bytes in base.seccomp_programs() {
-        seccomp_fds.push(data_fd(bytes).map_err(LaunchError::Prepare)?);
-        fd_contents.push(DescriptorContent::SeccompProgram(bytes.clone()));
+        if given.is_none() {
+            seccomp_fds.push(data_fd(bytes).map_err(LaunchError::Prepare)?);
+            fd_contents.push(DescriptorContent::SeccompProgram(bytes.clone()));
+        }
     }
     let cwd = airlock_permissions::resolution_memo::canonicalize(&args.command_cwd).map_err(
         |source| LaunchError::Cwd {
@@ -356,7 +374,10 @@ pub fn prepare_bwrap_with(
         disable_userns: features.disable_userns,
         payload_as_pid_1: proxy.is_some(),
     };
-    let raw: Vec<i32> = seccomp_fds.iter().map(AsRawFd::as_raw_fd).collect();
+    let raw: Vec<i32> = given.map_or_else(
+        || seccomp_fds.iter().map(AsRawFd::as_raw_fd).collect(),
+        <[i32]>::to_vec,
+    );
     argv.extend(namespace_args(options, &cwd, &raw));
     if let Some(fd) = args.status_fd {
         // bubblewrap reports `exit-code` only for a command it started (see `status`).

@@ -16,7 +16,11 @@ use airlock_permissions::{
 use airlock_protocol::{FileSystemSandboxKind, FileSystemSandboxPolicy, NetworkSandboxPolicy};
 
 use crate::args::HelperArgs;
-use crate::launch::{LaunchError, ProxyMount, prepare_bwrap, sandbox_env, seccomp_mode};
+use airlock_permissions::resolution_memo::ResolutionMemo;
+
+use crate::early_bwrap::EarlyBwrap;
+use crate::launch::{LaunchError, ProxyMount, prepare_bwrap_using, sandbox_env, seccomp_mode};
+use crate::launch_base::BwrapBase;
 use crate::placeholders::{PlaceholderGuard, PlaceholderKind};
 
 pub(crate) fn launch_confined(
@@ -73,6 +77,8 @@ pub(crate) fn launch_confined(
 
 /// Runs bubblewrap: `exec` when nothing needs this process afterwards, otherwise spawn
 /// and wait (placeholders to remove, a status pipe to read, a proxy to keep serving).
+/// A launch that is waited for without a proxy starts bubblewrap before the mount plan
+/// is worked out ([`crate::early_bwrap`]).
 fn spawn_bwrap(
     args: &HelperArgs,
     policy: &FileSystemSandboxPolicy,
@@ -82,21 +88,50 @@ fn spawn_bwrap(
     watch: Option<crate::status::StatusPipe>,
     proxy: Option<&ProxyMount>,
 ) -> Result<i32, LaunchError> {
-    let launch = prepare_bwrap(args, policy, network, proxy)?;
-    // This process runs nothing else concurrently: the descriptors can be inheritable now.
-    for fd in &launch.fds {
-        crate::fds::make_inheritable(fd).map_err(LaunchError::Prepare)?;
+    // One resolution memo for the base and the plan; it ends before any placeholder is made.
+    let memo = ResolutionMemo::begin();
+    // One daemon connection for the queries sent ahead and the plan's scans.
+    let batch = crate::nested_index::client::Batch::begin();
+    let base = BwrapBase::compute(
+        args.bwrap_path.as_deref(),
+        policy,
+        &args.sandbox_policy_cwd,
+        network,
+        proxy.is_some(),
+    )?;
+    // The index daemon works on the plan's queries while bubblewrap is started.
+    crate::resolve::prefetch_nested_queries(policy, &crate::launch::helper_context(args));
+    // The status pipe's writer (`airlock sandbox`) or the launcher's (the helper).
+    let status_fd = args.status_fd;
+    let early = if watch.is_some() && proxy.is_none() {
+        start_early(&base, args, base_env, env, status_fd)
+    } else {
+        None
+    };
+    let mut warnings = Vec::new();
+    let early_fds = early.as_ref().map(EarlyBwrap::seccomp_fds);
+    let launch = prepare_bwrap_using(
+        &base,
+        args,
+        policy,
+        network,
+        proxy,
+        &mut warnings,
+        early_fds.as_deref(),
+    );
+    drop(batch);
+    drop(memo);
+    for warning in &warnings {
+        eprintln!("airlock: warning: {warning}");
     }
-    let keep: Vec<i32> = launch
-        .fds
-        .iter()
-        .map(AsRawFd::as_raw_fd)
-        .chain(args.status_fd)
-        .collect();
-    crate::fds::close_inherited_on_exec(&keep).map_err(LaunchError::Prepare)?;
-    let mut command = Command::new(&launch.bwrap);
-    command.args(&launch.args);
-    set_env(&mut command, base_env, env);
+    let launch = match launch {
+        Ok(launch) => launch,
+        Err(error) => {
+            drop(early);
+            crate::signals::release();
+            return Err(error);
+        }
+    };
     let placeholders: Vec<(&Path, PlaceholderKind)> = launch
         .created_mount_points
         .iter()
@@ -109,6 +144,7 @@ fn spawn_bwrap(
         )
         .collect();
     if placeholders.is_empty() && watch.is_none() && proxy.is_none() {
+        let mut command = bwrap_command(&launch, base_env, env, status_fd, &[])?;
         let source = command.exec();
         return Err(LaunchError::Exec {
             program: launch.bwrap.display().to_string(),
@@ -121,8 +157,42 @@ fn spawn_bwrap(
     } else {
         Some(PlaceholderGuard::acquire_kinds(placeholders).map_err(LaunchError::MountPoint)?)
     };
-    crate::signals::catch();
-    let spawned = command.spawn();
+    // The early bubblewrap gets the plan; when it cannot take it, it is killed and the
+    // launch starts the ordinary way with the same descriptor numbers.
+    let mut seccomp_kept = Vec::new();
+    let early_child = match early {
+        Some(early) if launch.fds.is_empty() => match early.send(&launch.args, &args.command) {
+            Ok(child) => Some(child),
+            Err(early) => {
+                if let Some(signal) = crate::signals::forwarded() {
+                    // Stopped on request while the plan was worked out: nothing ran.
+                    drop(early);
+                    return Ok(128 + signal);
+                }
+                seccomp_kept = early.abandon();
+                None
+            }
+        },
+        Some(early) => {
+            seccomp_kept = early.abandon();
+            None
+        }
+        None => None,
+    };
+    let spawned = match early_child {
+        Some(child) => Ok(child),
+        None => {
+            let extra: Vec<i32> = seccomp_kept.iter().map(AsRawFd::as_raw_fd).collect();
+            let mut command = bwrap_command(&launch, base_env, env, status_fd, &extra)?;
+            crate::signals::catch();
+            let spawned = command.spawn();
+            if let Ok(child) = &spawned {
+                crate::signals::forward_to(child.id());
+            }
+            spawned
+        }
+    };
+    drop(seccomp_kept);
     let mut watch = watch;
     if let Some(pipe) = watch.as_mut() {
         pipe.close_writer();
@@ -134,7 +204,6 @@ fn spawn_bwrap(
             source,
         }
     })?;
-    crate::signals::forward_to(child.id());
     if watch.is_none() {
         // The `airlock linux-sandbox` helper under a launcher (see `signals`); `airlock
         // sandbox` runs this in its own process and keeps its death signal as it is.
@@ -165,6 +234,58 @@ fn spawn_bwrap(
         crate::status::LaunchReport::CommandNotExecutable(_) => Ok(COMMAND_NOT_FOUND),
         crate::status::LaunchReport::SetupFailed(_) => Err(LaunchError::BwrapSetup { code }),
     }
+}
+
+/// bubblewrap started for `args.command` before the plan, with signals forwarded to it;
+/// `None` (and nothing left running) when it could not be started that way.
+fn start_early(
+    base: &BwrapBase,
+    args: &HelperArgs,
+    base_env: Option<&[(OsString, OsString)]>,
+    env: &[(&str, &str)],
+    status_fd: Option<i32>,
+) -> Option<EarlyBwrap> {
+    let mut command = Command::new(base.bwrap());
+    set_env(&mut command, base_env, env);
+    crate::signals::catch();
+    let keep: Vec<i32> = status_fd.into_iter().collect();
+    match EarlyBwrap::start(command, base.seccomp_programs(), &keep, &args.command) {
+        Ok(early) => {
+            crate::signals::forward_to(early.id());
+            Some(early)
+        }
+        Err(_) => {
+            crate::signals::release();
+            None
+        }
+    }
+}
+
+/// The ordinary bubblewrap command for `launch`: every descriptor but the launch's own,
+/// `extra` and the status pipe's writer is marked close-on-exec.
+fn bwrap_command(
+    launch: &crate::launch::BwrapLaunch,
+    base_env: Option<&[(OsString, OsString)]>,
+    env: &[(&str, &str)],
+    status_fd: Option<i32>,
+    extra: &[i32],
+) -> Result<Command, LaunchError> {
+    // This process runs nothing else concurrently: the descriptors can be inheritable now.
+    for fd in &launch.fds {
+        crate::fds::make_inheritable(fd).map_err(LaunchError::Prepare)?;
+    }
+    let keep: Vec<i32> = launch
+        .fds
+        .iter()
+        .map(AsRawFd::as_raw_fd)
+        .chain(extra.iter().copied())
+        .chain(status_fd)
+        .collect();
+    crate::fds::close_inherited_on_exec(&keep).map_err(LaunchError::Prepare)?;
+    let mut command = Command::new(&launch.bwrap);
+    command.args(&launch.args);
+    set_env(&mut command, base_env, env);
+    Ok(command)
 }
 
 /// The status of a command bubblewrap could not execute (as shells report it).

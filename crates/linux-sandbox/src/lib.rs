@@ -74,6 +74,8 @@ pub mod resolve;
 pub mod scan_cache;
 
 #[cfg(target_os = "linux")]
+pub mod early_bwrap;
+#[cfg(target_os = "linux")]
 mod fds;
 #[cfg(target_os = "linux")]
 pub mod landlock_mode;

@@ -183,6 +183,46 @@ pub fn resolve_mount_inputs(
     resolve_mount_inputs_in(policy, &ResolveContext::new(cwd))
 }
 
+/// Sends the index daemon the nested-repository queries of the plan that
+/// [`resolve_mount_inputs_in`] will make for `policy` in `ctx`, so that it works on them
+/// while the launcher does something else (inside a
+/// [`crate::nested_index::client::Batch`], which the plan must join; a query already sent
+/// is not sent again). Does nothing where the plan would not ask the daemon.
+pub fn prefetch_nested_queries(policy: &FileSystemSandboxPolicy, ctx: &ResolveContext) {
+    let (roots, _) = policy.get_writable_roots_judged(ctx);
+    let canonical_roots: Vec<PathBuf> = roots.iter().filter_map(|w| canonical(&w.root)).collect();
+    let cache_dir = default_cache_dir().and_then(|dir| usable_cache_dir(&dir, &canonical_roots));
+    prefetch_each(&canonical_roots, cache_dir.as_ref());
+}
+
+fn prefetch_each(canonical_roots: &[PathBuf], cache_dir: Option<&PathBuf>) {
+    for root in canonical_roots {
+        if scans_nested(root) {
+            crate::nested_index::prefetch(
+                root,
+                &scan_options_for(root, canonical_roots, cache_dir),
+            );
+        }
+    }
+}
+
+/// How `root` is scanned: deeper writable roots are scanned as roots of their own.
+fn scan_options_for(
+    root: &Path,
+    canonical_roots: &[PathBuf],
+    cache_dir: Option<&PathBuf>,
+) -> ScanOptions {
+    ScanOptions {
+        skip: canonical_roots
+            .iter()
+            .filter(|r| *r != root && r.starts_with(root))
+            .cloned()
+            .collect(),
+        cache_dir: cache_dir.cloned(),
+        recent: RECENT_CHANGE_MARGIN,
+    }
+}
+
 /// [`resolve_mount_inputs`] against an explicit context (the helper adds the launcher's
 /// protected homes to the process's).
 ///
@@ -197,22 +237,11 @@ pub fn resolve_mount_inputs_in(
     let (roots, refused) = policy.get_writable_roots_judged(&ctx);
     let canonical_roots: Vec<PathBuf> = roots.iter().filter_map(|w| canonical(&w.root)).collect();
     let cache_dir = default_cache_dir().and_then(|dir| usable_cache_dir(&dir, &canonical_roots));
-    let scan_options = |root: &Path| ScanOptions {
-        skip: canonical_roots
-            .iter()
-            .filter(|r| *r != root && r.starts_with(root))
-            .cloned()
-            .collect(),
-        cache_dir: cache_dir.clone(),
-        recent: RECENT_CHANGE_MARGIN,
-    };
-    // Every root's nested-repository query goes to the index daemon now: it answers while
-    // the rest of the plan is worked out, and the scans below read those answers.
-    for root in &canonical_roots {
-        if scans_nested(root) {
-            crate::nested_index::prefetch(root, &scan_options(root));
-        }
-    }
+    let scan_options = |root: &Path| scan_options_for(root, &canonical_roots, cache_dir.as_ref());
+    // Every root's nested-repository query goes to the index daemon now (unless the
+    // launcher sent them earlier, see `prefetch_nested_queries`): it answers while the
+    // rest of the plan is worked out, and the scans below read those answers.
+    prefetch_each(&canonical_roots, cache_dir.as_ref());
     let readable = policy.get_readable_roots(&ctx);
     let full_read = readable.iter().any(|p| p.parent().is_none());
     let mut readable_roots: Vec<PathBuf> = Vec::new();

@@ -155,6 +155,11 @@ pub fn prefetch(socket: &Path, root: &Path, options: &ScanOptions) {
             Err(_) => return,
         },
     };
+    if open.sent.contains(&frame) {
+        // Sent ahead already; its answer is still to be read.
+        Batch::keep(socket, open);
+        return;
+    }
     let deadline = Instant::now() + QUERY_BUDGET;
     let sent = remaining(deadline)
         .and_then(|left| open.stream.set_write_timeout(Some(left)).ok())

@@ -1,0 +1,218 @@
+//! Starting bubblewrap while the mount plan is still being worked out (issue 11, launch
+//! speed): `airlock sandbox` spends about half a millisecond on the plan, and bubblewrap
+//! as long on being loaded (`exec`, the dynamic loader, libc's start-up). On a machine with
+//! two or more CPUs the two can overlap.
+//!
+//! bubblewrap is started as `bwrap --args FD -- COMMAND…`. It blocks in its argument
+//! parser reading the pipe at `FD` until end of file, and only then does anything to the
+//! system. Everything that confines the command (namespaces, mounts, seccomp programs,
+//! `--die-with-parent`, `--cap-drop`, `--chdir`) travels through that pipe. The command
+//! and its environment do not: they are fixed at `exec` and known before the plan.
+//!
+//! Fail closed:
+//! - the whole argument list reaches the pipe in **one** `write(2)` into a pipe large
+//!   enough to hold it. With room for every byte, the kernel copies all of them without
+//!   waiting, and no signal (not even `SIGKILL`) can stop the copy half-way. bubblewrap
+//!   therefore reads either every argument or none;
+//! - none: this process died before writing (the pipe's only writer is ours,
+//!   close-on-exec). bubblewrap then has no mount at all: it pivots into an empty tmpfs
+//!   where the command does not exist, and fails (`execvp …: No such file or
+//!   directory`) without running anything (tested);
+//! - whenever the launch does not go ahead (the plan fails, it needs descriptors that
+//!   were not handed over, the list does not fit), bubblewrap is killed and reaped
+//!   **before** the writer is closed ([`EarlyBwrap`]'s `Drop`), so it never parses
+//!   anything.
+
+use std::ffi::OsString;
+use std::fs::File;
+use std::io::{self, Write as _};
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::unix::ffi::OsStrExt as _;
+use std::process::{Child, Command};
+
+/// The most the pipe may be grown to hold the argument list (the unprivileged default of
+/// `/proc/sys/fs/pipe-max-size`); a longer list is launched the ordinary way.
+const MAX_STREAM: usize = 1 << 20;
+
+/// A bubblewrap started before its argument list is known (module docs).
+#[derive(Debug)]
+pub struct EarlyBwrap {
+    /// `None` once handed over by [`EarlyBwrap::send`].
+    child: Option<Child>,
+    /// The pipe's write end, close-on-exec; `None` once the list was written.
+    writer: Option<File>,
+    /// The seccomp programs, one filled pipe each, inheritable at these numbers.
+    seccomp: Vec<OwnedFd>,
+}
+
+impl EarlyBwrap {
+    /// Starts `bwrap` for `command` with the environment `command_env` already applied
+    /// to `launch` (a `Command` for `bwrap`, nothing else set) and the seccomp
+    /// programs `programs`. `keep` names further descriptors bubblewrap must inherit (the
+    /// status pipe). Every other descriptor of this process is marked close-on-exec.
+    ///
+    /// # Errors
+    /// The OS error of `pipe`, `fcntl` or the spawn; nothing is left running.
+    pub fn start(
+        mut launch: Command,
+        programs: &[Vec<u8>],
+        keep: &[i32],
+        command: &[OsString],
+    ) -> io::Result<Self> {
+        let seccomp = programs
+            .iter()
+            .map(|bytes| crate::fds::data_fd(bytes))
+            .collect::<io::Result<Vec<_>>>()?;
+        let (reader, writer) = io::pipe()?;
+        let reader: OwnedFd = reader.into();
+        crate::fds::make_inheritable(&reader)?;
+        let inherited: Vec<i32> = seccomp
+            .iter()
+            .map(AsRawFd::as_raw_fd)
+            .chain([reader.as_raw_fd()])
+            .chain(keep.iter().copied())
+            .collect();
+        crate::fds::close_inherited_on_exec(&inherited)?;
+        launch
+            .arg("--args")
+            .arg(reader.as_raw_fd().to_string())
+            .arg("--")
+            .args(command);
+        // `fork`, not std's `posix_spawn`: a forked child is placed on an idle CPU at once
+        // and this process goes on without waiting for the `exec` (a `vfork` child
+        // execs on this CPU, and this process then waits there until bubblewrap blocks).
+        // SAFETY: the hook does nothing; it only makes std take the `fork` path.
+        #[allow(unsafe_code)]
+        unsafe {
+            std::os::unix::process::CommandExt::pre_exec(&mut launch, || Ok(()));
+        }
+        let child = launch.spawn()?;
+        drop(reader);
+        Ok(Self {
+            child: Some(child),
+            writer: Some(File::from(OwnedFd::from(writer))),
+            seccomp,
+        })
+    }
+
+    /// The process id of the waiting bubblewrap.
+    #[must_use]
+    pub fn id(&self) -> u32 {
+        self.child.as_ref().map_or(0, Child::id)
+    }
+
+    /// The descriptor numbers of the seccomp programs, in order, for `--add-seccomp-fd`.
+    #[must_use]
+    pub fn seccomp_fds(&self) -> Vec<i32> {
+        self.seccomp.iter().map(AsRawFd::as_raw_fd).collect()
+    }
+
+    /// Hands bubblewrap its arguments: `argv` is the full argument list that would follow
+    /// the program name (options, `--`, then exactly `command`). Returns the running
+    /// bubblewrap.
+    ///
+    /// # Errors
+    /// Gives `self` back, untouched and still waiting, when `argv` cannot travel through
+    /// the pipe: it does not end in `--` and `command`, an argument holds a NUL byte, or the
+    /// list is larger than the pipe can be made. Dropping it kills bubblewrap.
+    pub fn send(mut self, argv: &[OsString], command: &[OsString]) -> Result<Child, Box<Self>> {
+        let Some(options) = options_before_command(argv, command) else {
+            return Err(Box::new(self));
+        };
+        let Some(stream) = nul_separated(options) else {
+            return Err(Box::new(self));
+        };
+        let Some(mut writer) = self.writer.take() else {
+            return Err(Box::new(self));
+        };
+        if !fits(&writer, stream.len()) {
+            self.writer = Some(writer);
+            return Err(Box::new(self));
+        }
+        // One write(2): with room for every byte it cannot stop half-way (module docs).
+        match writer.write(&stream) {
+            Ok(written) if written == stream.len() => {}
+            _ => {
+                // bubblewrap is killed (Drop) before `writer` is closed below.
+                self.writer = Some(writer);
+                return Err(Box::new(self));
+            }
+        }
+        drop(writer);
+        self.seccomp.clear();
+        self.child.take().ok_or(Box::new(self))
+    }
+
+    /// Kills the waiting bubblewrap (before its pipe is closed) and gives back the
+    /// seccomp descriptors, still inheritable and unread, for an ordinary launch with the
+    /// same numbers.
+    #[must_use]
+    pub fn abandon(mut self) -> Vec<OwnedFd> {
+        self.kill();
+        std::mem::take(&mut self.seccomp)
+    }
+
+    fn kill(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+impl Drop for EarlyBwrap {
+    fn drop(&mut self) {
+        // Before the fields (the writer among them) are dropped.
+        self.kill();
+    }
+}
+
+/// `argv` without the trailing `--` and `command`, or `None` when it does not end so.
+fn options_before_command<'a>(
+    argv: &'a [OsString],
+    command: &[OsString],
+) -> Option<&'a [OsString]> {
+    let split = argv.len().checked_sub(command.len() + 1)?;
+    let (options, tail) = argv.split_at(split);
+    (tail.first().is_some_and(|dashes| dashes == "--") && tail.get(1..)? == command)
+        .then_some(options)
+}
+
+/// bubblewrap's `--args` format: every argument followed by a NUL byte; `None` when one
+/// holds a NUL itself.
+fn nul_separated(options: &[OsString]) -> Option<Vec<u8>> {
+    let mut stream = Vec::with_capacity(options.iter().map(|a| a.len() + 1).sum());
+    for arg in options {
+        let bytes = arg.as_bytes();
+        if bytes.contains(&0) {
+            return None;
+        }
+        stream.extend_from_slice(bytes);
+        stream.push(0);
+    }
+    Some(stream)
+}
+
+/// Whether the (empty) pipe behind `writer` holds `len` bytes, growing it when needed.
+#[allow(unsafe_code)]
+fn fits(writer: &File, len: usize) -> bool {
+    if len > MAX_STREAM {
+        return false;
+    }
+    // SAFETY: F_GETPIPE_SZ/F_SETPIPE_SZ read or resize the pipe buffer of a descriptor we
+    // own (borrowed for the call); no memory of ours is passed.
+    let size = unsafe { libc::fcntl(writer.as_raw_fd(), libc::F_GETPIPE_SZ) };
+    if usize::try_from(size).is_ok_and(|size| size >= len) {
+        return true;
+    }
+    let Ok(wanted) = libc::c_int::try_from(len) else {
+        return false;
+    };
+    // SAFETY: as above.
+    let size = unsafe { libc::fcntl(writer.as_raw_fd(), libc::F_SETPIPE_SZ, wanted) };
+    usize::try_from(size).is_ok_and(|size| size >= len)
+}
+
+#[cfg(test)]
+#[path = "early_bwrap_tests.rs"]
+mod tests;
