@@ -99,8 +99,6 @@ fn spawn_bwrap(
         network,
         proxy.is_some(),
     )?;
-    // The index daemon works on the plan's queries while bubblewrap is started.
-    crate::resolve::prefetch_nested_queries(policy, &crate::launch::helper_context(args));
     // The status pipe's writer (`airlock sandbox`) or the launcher's (the helper).
     let status_fd = args.status_fd;
     let early = if watch.is_some() && proxy.is_none() {
@@ -108,6 +106,8 @@ fn spawn_bwrap(
     } else {
         None
     };
+    // The index daemon works on the plan's queries while bubblewrap loads.
+    crate::resolve::prefetch_nested_queries(policy, &crate::launch::helper_context(args));
     let mut warnings = Vec::new();
     let early_fds = early.as_ref().map(EarlyBwrap::seccomp_fds);
     let launch = prepare_bwrap_using(
