@@ -175,7 +175,7 @@ impl LaunchCache {
             base
         };
         let mut warnings = Vec::new();
-        let launch = prepare_bwrap_with(&base, args, &policy, network, None, &mut warnings)?;
+        let launch = prepare_bwrap_with(&base, args, &policy, network, None, &mut warnings, None)?;
         Ok(Some(DirectLaunch {
             launch,
             env: sandbox_env(network),

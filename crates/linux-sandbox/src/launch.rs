@@ -239,19 +239,32 @@ pub fn prepare_bwrap(
 ) -> Result<BwrapLaunch, LaunchError> {
     // One resolution memo for the base and the plan; it ends before any placeholder is made.
     let _memo = ResolutionMemo::begin();
-    let base = BwrapBase::compute(
-        args.bwrap_path.as_deref(),
-        policy,
-        &args.sandbox_policy_cwd,
-        network,
-        proxy.is_some(),
-    )?;
+    let base = compute_base(args, policy, network, proxy.is_some())?;
     let mut warnings = Vec::new();
-    let launch = prepare_bwrap_with(&base, args, policy, network, proxy, &mut warnings);
+    let launch = prepare_bwrap_with(&base, args, policy, network, proxy, &mut warnings, None);
     for warning in &warnings {
         eprintln!("airlock: warning: {warning}");
     }
     launch
+}
+
+/// The [`BwrapBase`] of a launch for `args` (see [`BwrapBase::compute`]).
+///
+/// # Errors
+/// As [`BwrapBase::compute`].
+pub(crate) fn compute_base(
+    args: &HelperArgs,
+    policy: &FileSystemSandboxPolicy,
+    network: NetworkSandboxPolicy,
+    proxied: bool,
+) -> Result<BwrapBase, LaunchError> {
+    BwrapBase::compute(
+        args.bwrap_path.as_deref(),
+        policy,
+        &args.sandbox_policy_cwd,
+        network,
+        proxied,
+    )
 }
 
 /// [`prepare_bwrap`] from a [`BwrapBase`] computed earlier for the same profile,
@@ -260,25 +273,14 @@ pub fn prepare_bwrap(
 /// with its nested scan, placeholders and symlink checks, the working directory — is
 /// resolved here, for this launch. The descriptors are close-on-exec: the caller makes
 /// them inheritable for the one process that runs bubblewrap. Warnings are appended to
-/// `warnings` (one line each, without the `airlock: warning: ` prefix).
+/// `warnings` (one line each, without the `airlock: warning: ` prefix). With
+/// `seccomp_fds`, the seccomp programs are already open at those descriptor numbers (one
+/// per program of `base`, in order, owned by the caller, see [`crate::early_bwrap`]) and
+/// the launch's `fds` hold only the plan's own.
 ///
 /// # Errors
 /// Any [`LaunchError`] that must stop the launch.
 pub fn prepare_bwrap_with(
-    base: &BwrapBase,
-    args: &HelperArgs,
-    policy: &FileSystemSandboxPolicy,
-    network: NetworkSandboxPolicy,
-    proxy: Option<&ProxyMount>,
-    warnings: &mut Vec<String>,
-) -> Result<BwrapLaunch, LaunchError> {
-    prepare_bwrap_using(base, args, policy, network, proxy, warnings, None)
-}
-
-/// [`prepare_bwrap_with`]; with `seccomp_fds`, the seccomp programs are already open at
-/// those descriptor numbers (one per program of `base`, in order, owned by the caller,
-/// see [`crate::early_bwrap`]) and the launch's `fds` hold only the plan's own.
-pub(crate) fn prepare_bwrap_using(
     base: &BwrapBase,
     args: &HelperArgs,
     policy: &FileSystemSandboxPolicy,

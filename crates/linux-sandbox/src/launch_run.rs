@@ -19,7 +19,7 @@ use crate::args::HelperArgs;
 use airlock_permissions::resolution_memo::ResolutionMemo;
 
 use crate::early_bwrap::EarlyBwrap;
-use crate::launch::{LaunchError, ProxyMount, prepare_bwrap_using, sandbox_env, seccomp_mode};
+use crate::launch::{LaunchError, ProxyMount, prepare_bwrap_with, sandbox_env, seccomp_mode};
 use crate::launch_base::BwrapBase;
 use crate::placeholders::{PlaceholderGuard, PlaceholderKind};
 
@@ -92,13 +92,7 @@ fn spawn_bwrap(
     let memo = ResolutionMemo::begin();
     // One daemon connection for the queries sent ahead and the plan's scans.
     let batch = crate::nested_index::client::Batch::begin();
-    let base = BwrapBase::compute(
-        args.bwrap_path.as_deref(),
-        policy,
-        &args.sandbox_policy_cwd,
-        network,
-        proxy.is_some(),
-    )?;
+    let base = crate::launch::compute_base(args, policy, network, proxy.is_some())?;
     // The status pipe's writer (`airlock sandbox`) or the launcher's (the helper).
     let status_fd = args.status_fd;
     let early = if watch.is_some() && proxy.is_none() {
@@ -110,7 +104,7 @@ fn spawn_bwrap(
     crate::resolve::prefetch_nested_queries(policy, &crate::launch::helper_context(args));
     let mut warnings = Vec::new();
     let early_fds = early.as_ref().map(EarlyBwrap::seccomp_fds);
-    let launch = prepare_bwrap_using(
+    let launch = prepare_bwrap_with(
         &base,
         args,
         policy,
