@@ -1,6 +1,7 @@
 //! `airlock serve` driven over stdio (and a Unix socket) by the reference Python client
 //! (`examples/airlock_client.py`), every message validated against the schema `airlock schema`
-//! writes (issue 13 "Must show"). The scenarios live in `tests/serve/scenarios.py`.
+//! writes (issue 13 "Must show"). The scenarios live in `tests/serve/scenarios.py` (launch ones in
+//! `scenarios_launch.py`, shared helpers in `serve_harness.py`).
 //!
 //! Needs `python3` and the `jsonschema` package: when the system Python lacks it, a virtualenv
 //! in the test's directory gets it from PyPI, else Debian's `python3-jsonschema` is installed
