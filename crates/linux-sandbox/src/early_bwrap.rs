@@ -37,7 +37,10 @@ const MAX_STREAM: usize = 1 << 20;
 /// A bubblewrap started before its argument list is known (module docs).
 #[derive(Debug)]
 pub struct EarlyBwrap {
-    /// `None` once handed over by [`EarlyBwrap::send`].
+    /// The thread starting bubblewrap, until [`EarlyBwrap::started`] joins it.
+    starting: Option<std::thread::JoinHandle<io::Result<Child>>>,
+    /// `None` before it was joined, when the spawn failed, and once handed over by
+    /// [`EarlyBwrap::send`].
     child: Option<Child>,
     /// The pipe's write end, close-on-exec; `None` once the list was written.
     writer: Option<File>,
@@ -46,13 +49,16 @@ pub struct EarlyBwrap {
 }
 
 impl EarlyBwrap {
-    /// Starts `bwrap` for `command` with the environment `command_env` already applied
-    /// to `launch` (a `Command` for `bwrap`, nothing else set) and the seccomp
-    /// programs `programs`. `keep` names further descriptors bubblewrap must inherit (the
-    /// status pipe). Every other descriptor of this process is marked close-on-exec.
+    /// Starts `bwrap` for `command`, from a thread of its own, with the seccomp programs
+    /// `programs`. `launch` is a `Command` for `bwrap` with the command's environment set
+    /// and nothing else. `keep` names further descriptors bubblewrap must inherit (the
+    /// status pipe). Every other descriptor of this process is marked close-on-exec; those
+    /// opened later are close-on-exec anyway (std), and a program this process starts
+    /// meanwhile must not inherit the ones above (the index daemon closes them).
     ///
     /// # Errors
-    /// The OS error of `pipe`, `fcntl` or the spawn; nothing is left running.
+    /// The OS error of `pipe`, `fcntl` or the thread's creation; nothing is left running.
+    /// A failed spawn shows as [`EarlyBwrap::started`] returning `None`.
     pub fn start(
         mut launch: Command,
         programs: &[Vec<u8>],
@@ -78,27 +84,31 @@ impl EarlyBwrap {
             .arg(reader.as_raw_fd().to_string())
             .arg("--")
             .args(command);
-        // `fork`, not std's `posix_spawn`: a forked child is placed on an idle CPU at once
-        // and this process goes on without waiting for the `exec` (a `vfork` child
-        // execs on this CPU, and this process then waits there until bubblewrap blocks).
-        // SAFETY: the hook does nothing; it only makes std take the `fork` path.
-        #[allow(unsafe_code)]
-        unsafe {
-            std::os::unix::process::CommandExt::pre_exec(&mut launch, || Ok(()));
-        }
-        let child = launch.spawn()?;
-        drop(reader);
+        // Started from a thread of its own: std's `posix_spawn` (a `vfork`) holds its
+        // caller until bubblewrap has exec'd, and bubblewrap then loads on that CPU; the
+        // plan is worked out meanwhile on this thread.
+        let starting = std::thread::Builder::new()
+            .name("bwrap-start".into())
+            .spawn(move || {
+                let child = launch.spawn();
+                drop(reader);
+                child
+            })?;
         Ok(Self {
-            child: Some(child),
+            starting: Some(starting),
+            child: None,
             writer: Some(File::from(OwnedFd::from(writer))),
             seccomp,
         })
     }
 
-    /// The process id of the waiting bubblewrap.
-    #[must_use]
-    pub fn id(&self) -> u32 {
-        self.child.as_ref().map_or(0, Child::id)
+    /// Waits until bubblewrap has been started and returns its process id; `None` when it
+    /// could not be started (the launch then goes the ordinary way, [`EarlyBwrap::abandon`]).
+    pub fn started(&mut self) -> Option<u32> {
+        if let Some(starting) = self.starting.take() {
+            self.child = starting.join().ok().and_then(Result::ok);
+        }
+        self.child.as_ref().map(Child::id)
     }
 
     /// The descriptor numbers of the seccomp programs, in order, for `--add-seccomp-fd`.
@@ -116,6 +126,9 @@ impl EarlyBwrap {
     /// the pipe: it does not end in `--` and `command`, an argument holds a NUL byte, or the
     /// list is larger than the pipe can be made. Dropping it kills bubblewrap.
     pub fn send(mut self, argv: &[OsString], command: &[OsString]) -> Result<Child, Box<Self>> {
+        if self.started().is_none() {
+            return Err(Box::new(self));
+        }
         let Some(options) = options_before_command(argv, command) else {
             return Err(Box::new(self));
         };
@@ -153,6 +166,7 @@ impl EarlyBwrap {
     }
 
     fn kill(&mut self) {
+        self.started();
         if let Some(mut child) = self.child.take() {
             let _ = child.kill();
             let _ = child.wait();

@@ -154,6 +154,10 @@ fn spawn_bwrap(
     // The early bubblewrap gets the plan; when it cannot take it, it is killed and the
     // launch starts the ordinary way with the same descriptor numbers.
     let mut seccomp_kept = Vec::new();
+    let mut early = early;
+    if let Some(pid) = early.as_mut().and_then(EarlyBwrap::started) {
+        crate::signals::forward_to(pid);
+    }
     let early_child = match early {
         Some(early) if launch.fds.is_empty() => match early.send(&launch.args, &args.command) {
             Ok(child) => Some(child),
@@ -244,10 +248,8 @@ fn start_early(
     crate::signals::catch();
     let keep: Vec<i32> = status_fd.into_iter().collect();
     match EarlyBwrap::start(command, base.seccomp_programs(), &keep, &args.command) {
-        Ok(early) => {
-            crate::signals::forward_to(early.id());
-            Some(early)
-        }
+        // Signals are forwarded once it has started (one caught meanwhile, right then).
+        Ok(early) => Some(early),
         Err(_) => {
             crate::signals::release();
             None

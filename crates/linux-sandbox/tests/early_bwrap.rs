@@ -55,8 +55,8 @@ fn gone(pid: u32, within: Duration) -> bool {
 /// The launcher role: start bubblewrap for the marking command, say its pid, and wait to
 /// be killed before sending anything.
 fn launcher(marker: &Path) {
-    let early = start(&marking(marker));
-    println!("bwrap-pid {}", early.id());
+    let mut early = start(&marking(marker));
+    println!("bwrap-pid {}", early.started().unwrap());
     std::thread::sleep(Duration::from_secs(60));
     drop(early);
 }
@@ -83,8 +83,8 @@ fn bubblewrap_runs_the_command_only_with_its_whole_argument_list() {
     assert_eq!(std::fs::read_to_string(marker("sent")).unwrap(), "ran\n");
 
     // Abandoned (the plan failed or needs other descriptors): killed before it reads.
-    let early = start(&marking(&marker("abandoned")));
-    let pid = early.id();
+    let mut early = start(&marking(&marker("abandoned")));
+    let pid = early.started().unwrap();
     let seccomp = early.abandon();
     assert!(seccomp.is_empty());
     assert!(gone(pid, Duration::from_secs(5)));
@@ -103,8 +103,8 @@ fn bubblewrap_runs_the_command_only_with_its_whole_argument_list() {
         "x".repeat(2 << 20).into(),
     ];
     huge.extend(plan(&dir, &command));
-    let early = early.send(&huge, &command).unwrap_err();
-    let pid = early.id();
+    let mut early = early.send(&huge, &command).unwrap_err();
+    let pid = early.started().unwrap();
     assert!(!gone(pid, Duration::from_millis(200)), "still waiting");
     drop(early);
     assert!(gone(pid, Duration::from_secs(5)));

@@ -312,15 +312,25 @@ pub fn ping(socket: &Path) -> bool {
 }
 
 /// Starts a daemon for `socket` with the program `exe`, detached (its own session, no
-/// standard streams); errors ignored (the launch scans itself anyway).
+/// standard streams) and with no other descriptor of this process: a launch starts it
+/// while descriptors meant for bubblewrap are inheritable (the status pipe, an early
+/// bubblewrap's argument pipe and seccomp programs, see [`crate::early_bwrap`]); errors
+/// ignored (the launch scans itself anyway).
 pub fn spawn_daemon(exe: &Path, socket: &Path) {
+    use std::os::unix::process::CommandExt as _;
     use std::process::{Command, Stdio};
-    let _ = Command::new(exe)
+    let mut command = Command::new(exe);
+    command
         .arg(super::daemon::DAEMON_SUBCOMMAND)
         .arg(socket)
         .env_remove("RUST_BACKTRACE")
         .stdin(Stdio::null())
         .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn();
+        .stderr(Stdio::null());
+    // SAFETY: the hook only makes system calls (close_range, fcntl): async-signal-safe.
+    #[allow(unsafe_code)]
+    unsafe {
+        command.pre_exec(|| crate::fds::keep_only_in_child(&[]));
+    }
+    let _ = command.spawn();
 }

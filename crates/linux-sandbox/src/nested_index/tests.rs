@@ -357,3 +357,31 @@ fn a_bind_mount_over_a_subdirectory_is_seen() {
     drop(mount);
     p.agree("unmounted");
 }
+
+#[test]
+fn a_daemon_started_mid_launch_inherits_no_descriptor_of_it() {
+    let dir = tempfile::tempdir().unwrap();
+    // Stands in for `airlock __nested-index SOCKET`: lists its descriptors into SOCKET.
+    let exe = dir.path().join("fake-daemon");
+    std::fs::write(
+        &exe,
+        "#!/bin/sh\nls /proc/self/fd > \"$2.tmp\" && mv \"$2.tmp\" \"$2\"\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&exe, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let listing = dir.path().join("fds");
+    // What a launch holds inheritable while its plan runs (an early bubblewrap's pipe).
+    let (reader, _writer) = std::io::pipe().unwrap();
+    crate::fds::make_inheritable(&reader).unwrap();
+    client::spawn_daemon(&exe, &listing);
+    let mut waited = 0;
+    while !listing.exists() && waited < 500 {
+        std::thread::sleep(Duration::from_millis(10));
+        waited += 1;
+    }
+    let fds = std::fs::read_to_string(&listing).unwrap();
+    let fds: Vec<&str> = fds.split_whitespace().collect();
+    // 0-2, and the one `ls` opened to list /proc/self/fd.
+    assert!(fds.len() <= 4, "the daemon inherited descriptors: {fds:?}");
+    drop(reader);
+}
