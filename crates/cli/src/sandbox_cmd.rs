@@ -56,7 +56,8 @@ pub struct SandboxArgs {
     #[arg(long)]
     use_legacy_landlock: bool,
 
-    /// Print the launch command (e.g. the bubblewrap argv) instead of running it.
+    /// Print the launch command (e.g. the bubblewrap argv) instead of running it. The
+    /// real launch passes the same options, after `bwrap --args FD`, through a pipe.
     #[arg(long)]
     dry_run: bool,
 
