@@ -21,23 +21,6 @@ pub fn make_inheritable(fd: &impl AsRawFd) -> io::Result<()> {
     }
 }
 
-/// Sets `O_NONBLOCK` on the open file description (the status pipe's reader must never
-/// wait for a writer that a leaked copy keeps open).
-#[allow(unsafe_code)]
-pub fn set_nonblocking(fd: &impl AsRawFd) -> io::Result<()> {
-    // SAFETY: F_GETFL/F_SETFL only read and change file status flags of a descriptor we
-    // own (borrowed for the call); no memory is touched.
-    let flags = unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_GETFL) };
-    if flags == -1 {
-        return Err(io::Error::last_os_error());
-    }
-    // SAFETY: as above.
-    if unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_SETFL, flags | libc::O_NONBLOCK) } == -1 {
-        return Err(io::Error::last_os_error());
-    }
-    Ok(())
-}
-
 /// A descriptor that reads as an empty file (`/dev/null`), close-on-exec until the
 /// launcher makes it inheritable ([`make_inheritable`] in a single-threaded helper,
 /// [`keep_only_in_child`] after `fork` in a multi-threaded launcher).

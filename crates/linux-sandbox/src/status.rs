@@ -1,8 +1,8 @@
 //! Telling a failure of the sandbox's own set-up from the command's own failure
 //! (spec 07 step 6: a set-up failure is an execution error, never a denial).
 //!
-//! The launcher opens a status pipe and hands its write end to the helper
-//! (`--status-fd N`). What arrives on it:
+//! The launcher opens a status channel ([`StatusPipe`]: an in-memory file) and hands a
+//! descriptor of it to the helper (`--status-fd N`) or to bubblewrap. What arrives on it:
 //! - `{"airlock-setup-error": "<message>"}` — written by the helper when it cannot
 //!   prepare the launch (bubblewrap missing or untrusted, a path that cannot be
 //!   resolved, seccomp, Landlock);
@@ -20,7 +20,7 @@
 //! the sandbox: at worst it makes its own run look like one, which only stops the call.
 
 use std::fs::File;
-use std::io::{self, Read, Write};
+use std::io::{self, Write};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 
 /// The key of the helper's own set-up error report.
@@ -45,8 +45,16 @@ pub enum LaunchReport {
     CommandNotExecutable(String),
 }
 
-/// The launcher's end of a status pipe: a non-blocking, close-on-exec reader and an
-/// inheritable writer to hand to exactly one helper process.
+/// The launcher's end of a status channel: an in-memory file (`memfd_create(2)`), read
+/// close-on-exec by the launcher, and an inheritable descriptor of the same open file to
+/// hand to exactly one helper process (or bubblewrap), which appends its reports.
+///
+/// A file, not a pipe (red-team finding of 2026-12-06): a write to a pipe whose reader
+/// is gone kills the writer with `SIGPIPE`. When the launcher was killed while
+/// bubblewrap set the sandbox up, bubblewrap's outer process died on its first status
+/// line, before it released the sandbox's first process, which then waited forever in
+/// its own namespaces, holding the caller's stdout and stderr open. Writing to a file
+/// never fails that way, and reading it never waits for a writer.
 #[derive(Debug)]
 pub struct StatusPipe {
     reader: File,
@@ -54,20 +62,19 @@ pub struct StatusPipe {
 }
 
 impl StatusPipe {
-    /// Opens the pipe.
+    /// Opens the channel.
     ///
     /// The writer is inheritable from now until [`StatusPipe::close_writer`]: another
     /// child spawned concurrently by this process would inherit it too. That can only
     /// add a start marker after the launch has ended, which [`StatusPipe::report`] does
-    /// not wait for (the reader never blocks).
+    /// not wait for (it reads what the file holds).
     ///
     /// # Errors
-    /// The OS error of `pipe`/`fcntl`.
+    /// The OS error of `memfd_create`/`dup`.
     pub fn open() -> io::Result<Self> {
-        let (reader, writer) = io::pipe()?;
-        let reader: OwnedFd = reader.into();
-        crate::fds::set_nonblocking(&reader)?;
-        let writer: OwnedFd = writer.into();
+        let reader = rustix::fs::memfd_create("airlock-status", rustix::fs::MemfdFlags::CLOEXEC)?;
+        // A second descriptor of the same open file: writes append at its shared offset.
+        let writer = reader.try_clone()?;
         crate::fds::make_inheritable(&writer)?;
         Ok(Self {
             reader: File::from(reader),
@@ -86,15 +93,18 @@ impl StatusPipe {
         self.writer = None;
     }
 
-    /// Reads what arrived (without waiting for more) and classifies the launch, given
-    /// the helper's captured `stderr`. Call after the helper has exited.
+    /// Reads what arrived (from the start of the file, without waiting for more) and
+    /// classifies the launch, given the helper's captured `stderr`. Call after the helper
+    /// has exited.
     #[must_use]
     pub fn report(mut self, stderr: &str) -> LaunchReport {
+        use std::os::unix::fs::FileExt as _;
         self.close_writer();
         let mut bytes = Vec::new();
         let mut buffer = [0_u8; 4096];
         while bytes.len() < MAX_STATUS_BYTES {
-            match self.reader.read(&mut buffer) {
+            let offset = u64::try_from(bytes.len()).unwrap_or(u64::MAX);
+            match self.reader.read_at(&mut buffer, offset) {
                 Ok(0) | Err(_) => break,
                 Ok(read) => bytes.extend_from_slice(buffer.get(..read).unwrap_or_default()),
             }
