@@ -11,8 +11,10 @@
 //!
 //! Fail closed:
 //! - the whole argument list reaches the pipe in **one** `write(2)` into a pipe large
-//!   enough to hold it. With room for every byte, the kernel copies all of them without
-//!   waiting, and no signal (not even `SIGKILL`) can stop the copy half-way. bubblewrap
+//!   enough to hold it, from a buffer locked in memory. With room for every byte and no
+//!   page to fetch, the kernel copies all of them without waiting, and no signal (not even
+//!   `SIGKILL`) can stop the copy half-way. A short write (the kernel out of memory for
+//!   the pipe's pages) is seen and bubblewrap killed before the pipe is closed. bubblewrap
 //!   therefore reads either every argument or none;
 //! - none: this process died before writing (the pipe's only writer is ours,
 //!   close-on-exec). bubblewrap then has no mount at all: it pivots into an empty tmpfs
@@ -138,11 +140,13 @@ impl EarlyBwrap {
         let Some(mut writer) = self.writer.take() else {
             return Err(Box::new(self));
         };
-        if !fits(&writer, stream.len()) {
+        let locked = Resident::lock(&stream);
+        if !fits(&writer, stream.len()) || locked.is_none() {
             self.writer = Some(writer);
             return Err(Box::new(self));
         }
-        // One write(2): with room for every byte it cannot stop half-way (module docs).
+        // One write(2): with room for every byte and the bytes resident it cannot stop
+        // half-way (module docs).
         match writer.write(&stream) {
             Ok(written) if written == stream.len() => {}
             _ => {
@@ -152,6 +156,7 @@ impl EarlyBwrap {
             }
         }
         drop(writer);
+        drop(locked);
         self.seccomp.clear();
         self.child.take().ok_or(Box::new(self))
     }
@@ -178,6 +183,29 @@ impl Drop for EarlyBwrap {
     fn drop(&mut self) {
         // Before the fields (the writer among them) are dropped.
         self.kill();
+    }
+}
+
+/// A buffer held in memory (`mlock(2)`) while it is written: the copy into the pipe then
+/// cannot wait for a page to be read back from swap, which is the one point where a
+/// fatal signal could end the write half-way.
+struct Resident<'a>(&'a [u8]);
+
+impl<'a> Resident<'a> {
+    #[allow(unsafe_code)]
+    fn lock(bytes: &'a [u8]) -> Option<Self> {
+        // SAFETY: mlock only pins the pages of this borrowed, live buffer.
+        (unsafe { libc::mlock(bytes.as_ptr().cast(), bytes.len()) } == 0).then_some(Self(bytes))
+    }
+}
+
+impl Drop for Resident<'_> {
+    #[allow(unsafe_code)]
+    fn drop(&mut self) {
+        // SAFETY: unpins the pages locked in `lock`; the buffer is still borrowed.
+        unsafe {
+            libc::munlock(self.0.as_ptr().cast(), self.0.len());
+        }
     }
 }
 
