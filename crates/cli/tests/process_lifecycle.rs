@@ -224,6 +224,44 @@ fn signals_to_sandbox_report_the_signal_not_a_setup_failure() {
     }
 }
 
+/// A signal that reaches `airlock sandbox` while the sandbox is being set up stops the
+/// launch whole (red-team finding of 2026-12-06: forwarded to bubblewrap, it killed only
+/// its outer process, the sandbox's first process had not armed its death signal yet, and
+/// the command ran on after airlock reported `128 + N`). Signals at 0-30 ms after the
+/// start, three signals, every delay: airlock ends with `128 + N` and nothing marked is
+/// left running.
+#[test]
+fn a_signal_during_sandbox_set_up_stops_the_launch_whole() {
+    let dirs = Dirs::new();
+    let mut left = Vec::new();
+    for delay_ms in 0..30_u64 {
+        for sig in [SIGTERM, SIGINT, SIGHUP] {
+            let mark = marker();
+            let mut child = start(&dirs, &["sandbox", "--", "sleep", "1000", &mark]);
+            std::thread::sleep(Duration::from_millis(delay_ms));
+            signal(child.id(), sig);
+            let status = wait_bounded(&mut child, "sandbox during set-up");
+            // Before airlock catches signals (its first moments) the signal ends it itself.
+            assert!(
+                status.code() == Some(128 + sig) || status.signal() == Some(sig),
+                "signal {sig} after {delay_ms} ms: {status:?}"
+            );
+            // Give a survivor the time to show up as the command.
+            std::thread::sleep(Duration::from_millis(20));
+            if !eventually(|| with_marker(&mark).is_empty()) {
+                left.push((sig, delay_ms, with_marker(&mark)));
+                for pid in with_marker(&mark) {
+                    signal(pid, SIGKILL);
+                }
+            }
+        }
+    }
+    assert!(
+        left.is_empty(),
+        "still running after airlock ended: {left:?}"
+    );
+}
+
 /// Item 1: even SIGKILL, which airlock cannot handle, takes the sandbox down (the helper's
 /// death signal and bubblewrap's `--die-with-parent`).
 #[test]

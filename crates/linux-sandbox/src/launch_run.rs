@@ -95,7 +95,11 @@ fn spawn_bwrap(
     let base = crate::launch::compute_base(args, policy, network, proxy.is_some())?;
     // The status pipe's writer (`airlock sandbox`) or the launcher's (the helper).
     let status_fd = args.status_fd;
-    let early = if watch.is_some() && proxy.is_none() {
+    // `airlock sandbox` waits for its own bubblewrap: a termination signal kills the
+    // launch whole (`signals::catch_stopping`); the helper forwards it to bubblewrap (its
+    // launcher kills the group).
+    let stopping = watch.is_some() && crate::signals::catch_stopping().is_ok();
+    let early = if stopping && proxy.is_none() {
         start_early(&base, args, base_env, env, status_fd)
     } else {
         None
@@ -126,6 +130,11 @@ fn spawn_bwrap(
             return Err(error);
         }
     };
+    if let Some(signal) = crate::signals::forwarded().filter(|_| stopping) {
+        // Stopped on request while the plan was worked out: nothing ran.
+        drop(early);
+        return Ok(128 + signal);
+    }
     let placeholders: Vec<(&Path, PlaceholderKind)> = launch
         .created_mount_points
         .iter()
@@ -154,19 +163,10 @@ fn spawn_bwrap(
     // The early bubblewrap gets the plan; when it cannot take it, it is killed and the
     // launch starts the ordinary way with the same descriptor numbers.
     let mut seccomp_kept = Vec::new();
-    let mut early = early;
-    if let Some(pid) = early.as_mut().and_then(EarlyBwrap::started) {
-        crate::signals::forward_to(pid);
-    }
     let early_child = match early {
         Some(early) if launch.fds.is_empty() => match early.send(&launch.args, &args.command) {
             Ok(child) => Some(child),
             Err(early) => {
-                if let Some(signal) = crate::signals::forwarded() {
-                    // Stopped on request while the plan was worked out: nothing ran.
-                    drop(early);
-                    return Ok(128 + signal);
-                }
                 seccomp_kept = early.abandon();
                 None
             }
@@ -182,12 +182,17 @@ fn spawn_bwrap(
         None => {
             let extra: Vec<i32> = seccomp_kept.iter().map(AsRawFd::as_raw_fd).collect();
             let mut command = bwrap_command(&launch, base_env, env, status_fd, &extra)?;
-            crate::signals::catch();
-            let spawned = command.spawn();
-            if let Ok(child) = &spawned {
-                crate::signals::forward_to(child.id());
+            if stopping {
+                command.process_group(0);
+                command.spawn()
+            } else {
+                crate::signals::catch();
+                let spawned = command.spawn();
+                if let Ok(child) = &spawned {
+                    crate::signals::forward_to(child.id());
+                }
+                spawned
             }
-            spawned
         }
     };
     drop(seccomp_kept);
@@ -207,7 +212,12 @@ fn spawn_bwrap(
         // sandbox` runs this in its own process and keeps its death signal as it is.
         crate::signals::relay_parent_death();
     }
-    let status = child.wait().map_err(|source| LaunchError::Exec {
+    let waited = if stopping {
+        crate::signals::wait_stopping(&child)
+    } else {
+        child.wait()
+    };
+    let status = waited.map_err(|source| LaunchError::Exec {
         program: launch.bwrap.display().to_string(),
         source,
     })?;
@@ -219,11 +229,11 @@ fn spawn_bwrap(
     let Some(pipe) = watch else {
         return Ok(code);
     };
-    // Stopped by a signal (forwarded from us, or sent to bubblewrap): the launch was
-    // running, so the status is the shell's `128 + N`, not a set-up failure. bubblewrap
-    // itself never ends by a signal when its set-up fails.
+    // Stopped by a signal (caught by us, the launch then killed or the signal forwarded;
+    // or sent to bubblewrap): the status is the shell's `128 + N` of that signal, not a
+    // set-up failure. bubblewrap itself never ends by a signal when its set-up fails.
     use std::os::unix::process::ExitStatusExt as _;
-    if let Some(signal) = status.signal().or_else(crate::signals::forwarded) {
+    if let Some(signal) = crate::signals::forwarded().or_else(|| status.signal()) {
         return Ok(128 + signal);
     }
     match pipe.report("") {
@@ -234,7 +244,7 @@ fn spawn_bwrap(
     }
 }
 
-/// bubblewrap started for `args.command` before the plan, with signals forwarded to it;
+/// bubblewrap started for `args.command` before the plan, in a process group of its own;
 /// `None` (and nothing left running) when it could not be started that way.
 fn start_early(
     base: &BwrapBase,
@@ -245,16 +255,11 @@ fn start_early(
 ) -> Option<EarlyBwrap> {
     let mut command = Command::new(base.bwrap());
     set_env(&mut command, base_env, env);
-    crate::signals::catch();
+    // A group of its own: a terminal's signals reach the launcher only, which kills the
+    // launch whole (`signals::catch_stopping`, caught already).
+    command.process_group(0);
     let keep: Vec<i32> = status_fd.into_iter().collect();
-    match EarlyBwrap::start(command, base.seccomp_programs(), &keep, &args.command) {
-        // Signals are forwarded once it has started (one caught meanwhile, right then).
-        Ok(early) => Some(early),
-        Err(_) => {
-            crate::signals::release();
-            None
-        }
-    }
+    EarlyBwrap::start(command, base.seccomp_programs(), &keep, &args.command).ok()
 }
 
 /// The ordinary bubblewrap command for `launch`: every descriptor but the launch's own,

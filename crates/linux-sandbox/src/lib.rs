@@ -87,6 +87,8 @@ mod launch_run;
 #[cfg(target_os = "linux")]
 pub mod placeholders;
 #[cfg(target_os = "linux")]
+pub mod process_kill;
+#[cfg(target_os = "linux")]
 pub mod seccomp;
 #[cfg(target_os = "linux")]
 mod signals;

@@ -90,3 +90,122 @@ pub fn relay_parent_death() {
         libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM);
     }
 }
+
+/// The write end of [`catch_stopping`]'s wake-up pipe (-1: none yet).
+static WAKE: AtomicI32 = AtomicI32::new(-1);
+/// Its read end.
+static WOKEN: AtomicI32 = AtomicI32::new(-1);
+
+extern "C" fn record(signal: libc::c_int) {
+    FORWARDED_SIGNAL.store(signal, Ordering::Relaxed);
+    let fd = WAKE.load(Ordering::Relaxed);
+    if fd >= 0 {
+        // SAFETY: write(2) is async-signal-safe; one byte from a static buffer.
+        #[allow(unsafe_code)]
+        unsafe {
+            libc::write(fd, b"!".as_ptr().cast(), 1);
+        }
+    }
+}
+
+/// For a launcher that waits for its own bubblewrap (`airlock sandbox`): catches SIGINT,
+/// SIGTERM, SIGHUP and SIGQUIT from now on without forwarding them; each one wakes
+/// [`wait_stopping`], which kills the launch whole ([`crate::process_kill`]). Forwarding
+/// the signal to bubblewrap killed only its outer process while the sandbox's first
+/// process was still being set up (it arms its own death signal late): the launcher
+/// reported the run stopped and the command ran on (red-team finding of 2026-12-06).
+/// bubblewrap must then run in a process group of its own, so that a terminal's signals
+/// reach this process only.
+///
+/// # Errors
+/// The OS error of `pipe2`; nothing is caught then.
+#[allow(unsafe_code)]
+pub fn catch_stopping() -> std::io::Result<()> {
+    if WAKE.load(Ordering::Relaxed) < 0 {
+        let mut fds = [0; 2];
+        // SAFETY: pipe2 writes two descriptors into the array it is given.
+        if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC | libc::O_NONBLOCK) } != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        // Both ends live as long as this process (a one-shot launcher).
+        WOKEN.store(fds[0], Ordering::Relaxed);
+        WAKE.store(fds[1], Ordering::Relaxed);
+    }
+    for signal in FORWARDED {
+        // SAFETY: as in `catch`; no SA_RESTART is needed, every wait here handles EINTR.
+        unsafe {
+            let mut action: libc::sigaction = std::mem::zeroed();
+            action.sa_sigaction = record as *const () as libc::sighandler_t;
+            libc::sigemptyset(&mut action.sa_mask);
+            libc::sigaction(signal, &action, std::ptr::null_mut());
+        }
+    }
+    Ok(())
+}
+
+/// Waits for `child` (bubblewrap, leader of its own process group) and reaps it; a signal
+/// caught by [`catch_stopping`] before or meanwhile kills the launch whole first. Race
+/// free: a signal's byte stays in the wake-up pipe until the loop has seen it.
+///
+/// # Errors
+/// The OS error of `waitpid` or `poll`.
+#[allow(unsafe_code)]
+pub fn wait_stopping(child: &std::process::Child) -> std::io::Result<std::process::ExitStatus> {
+    use std::os::unix::process::ExitStatusExt as _;
+    let pid = i32::try_from(child.id()).unwrap_or(0);
+    // SAFETY: pidfd_open returns a new descriptor (or -1) for our own unreaped child.
+    let pidfd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) };
+    let pidfd = i32::try_from(pidfd).unwrap_or(-1);
+    let woken = WOKEN.load(Ordering::Relaxed);
+    let mut killed = false;
+    let result = loop {
+        if !killed && forwarded().is_some() {
+            crate::process_kill::kill_launch(pid);
+            killed = true;
+        }
+        if pidfd >= 0 && woken >= 0 && !killed {
+            let mut fds = [
+                libc::pollfd {
+                    fd: pidfd,
+                    events: libc::POLLIN,
+                    revents: 0,
+                },
+                libc::pollfd {
+                    fd: woken,
+                    events: libc::POLLIN,
+                    revents: 0,
+                },
+            ];
+            // SAFETY: poll reads and writes the two pollfd entries of this array.
+            if unsafe { libc::poll(fds.as_mut_ptr(), 2, -1) } < 0 {
+                let error = std::io::Error::last_os_error();
+                if error.kind() == std::io::ErrorKind::Interrupted {
+                    continue;
+                }
+                break Err(error);
+            }
+            if fds[0].revents == 0 {
+                let mut drained = [0_u8; 16];
+                // SAFETY: reads at most 16 bytes into the local buffer (non-blocking).
+                unsafe { libc::read(woken, drained.as_mut_ptr().cast(), drained.len()) };
+                continue;
+            }
+        }
+        let mut status = 0;
+        // SAFETY: waitpid writes the status of our own child into `status`.
+        match unsafe { libc::waitpid(pid, &raw mut status, 0) } {
+            reaped if reaped == pid => break Ok(std::process::ExitStatus::from_raw(status)),
+            _ => {
+                let error = std::io::Error::last_os_error();
+                if error.kind() != std::io::ErrorKind::Interrupted {
+                    break Err(error);
+                }
+            }
+        }
+    };
+    if pidfd >= 0 {
+        // SAFETY: closes the pidfd opened above, used by nothing else.
+        unsafe { libc::close(pidfd) };
+    }
+    result
+}

@@ -24,6 +24,8 @@ mod windows;
 #[cfg(target_os = "linux")]
 pub use airlock_linux_sandbox::placeholders::PlaceholderGuard;
 #[cfg(target_os = "linux")]
+pub use airlock_linux_sandbox::process_kill;
+#[cfg(target_os = "linux")]
 pub use airlock_linux_sandbox::status::{LaunchReport, StatusPipe};
 #[cfg(target_os = "linux")]
 pub use airlock_linux_sandbox::{DirectLaunch, LaunchCache, keep_only_in_child};
