@@ -39,9 +39,12 @@ const MAX_STREAM: usize = 1 << 20;
 /// A bubblewrap started before its argument list is known (module docs).
 #[derive(Debug)]
 pub struct EarlyBwrap {
-    /// The thread starting bubblewrap, until [`EarlyBwrap::started`] joins it.
-    starting: Option<std::thread::JoinHandle<io::Result<Child>>>,
-    /// `None` before it was joined, when the spawn failed, and once handed over by
+    /// Where the starting thread hands over the spawned bubblewrap, until
+    /// [`EarlyBwrap::started`] has taken it.
+    starting: Option<std::sync::mpsc::Receiver<io::Result<Child>>>,
+    /// Keeps the starting thread alive (module docs of [`Keeper`]).
+    keeper: Option<Keeper>,
+    /// `None` before it was taken, when the spawn failed, and once handed over by
     /// [`EarlyBwrap::send`].
     child: Option<Child>,
     /// The pipe's write end, close-on-exec; `None` once the list was written.
@@ -88,16 +91,21 @@ impl EarlyBwrap {
             .args(command);
         // Started from a thread of its own: std's `posix_spawn` (a `vfork`) holds its
         // caller until bubblewrap has exec'd, and bubblewrap then loads on that CPU; the
-        // plan is worked out meanwhile on this thread.
-        let starting = std::thread::Builder::new()
+        // plan is worked out meanwhile on this thread. The thread stays until released
+        // ([`Keeper`]).
+        let (handed, starting) = std::sync::mpsc::channel();
+        let (release, released) = std::sync::mpsc::channel::<()>();
+        std::thread::Builder::new()
             .name("bwrap-start".into())
             .spawn(move || {
-                let child = launch.spawn();
+                let _ = handed.send(launch.spawn());
                 drop(reader);
-                child
+                // Until the launcher drops its end: bubblewrap has been reaped by then.
+                let _ = released.recv();
             })?;
         Ok(Self {
             starting: Some(starting),
+            keeper: Some(Keeper { _release: release }),
             child: None,
             writer: Some(File::from(OwnedFd::from(writer))),
             seccomp,
@@ -108,7 +116,7 @@ impl EarlyBwrap {
     /// could not be started (the launch then goes the ordinary way, [`EarlyBwrap::abandon`]).
     pub fn started(&mut self) -> Option<u32> {
         if let Some(starting) = self.starting.take() {
-            self.child = starting.join().ok().and_then(Result::ok);
+            self.child = starting.recv().ok().and_then(Result::ok);
         }
         self.child.as_ref().map(Child::id)
     }
@@ -127,7 +135,11 @@ impl EarlyBwrap {
     /// Gives `self` back, untouched and still waiting, when `argv` cannot travel through
     /// the pipe: it does not end in `--` and `command`, an argument holds a NUL byte, or the
     /// list is larger than the pipe can be made. Dropping it kills bubblewrap.
-    pub fn send(mut self, argv: &[OsString], command: &[OsString]) -> Result<Child, Box<Self>> {
+    pub fn send(
+        mut self,
+        argv: &[OsString],
+        command: &[OsString],
+    ) -> Result<(Child, Keeper), Box<Self>> {
         if self.started().is_none() {
             return Err(Box::new(self));
         }
@@ -158,7 +170,14 @@ impl EarlyBwrap {
         drop(writer);
         drop(locked);
         self.seccomp.clear();
-        self.child.take().ok_or(Box::new(self))
+        match (self.child.take(), self.keeper.take()) {
+            (Some(child), Some(keeper)) => Ok((child, keeper)),
+            (child, keeper) => {
+                self.child = child;
+                self.keeper = keeper;
+                Err(Box::new(self))
+            }
+        }
     }
 
     /// Kills the waiting bubblewrap (before its pipe is closed) and gives back the
@@ -176,6 +195,8 @@ impl EarlyBwrap {
             let _ = child.kill();
             let _ = child.wait();
         }
+        // Reaped: the starting thread may go.
+        self.keeper = None;
     }
 }
 
@@ -184,6 +205,15 @@ impl Drop for EarlyBwrap {
         // Before the fields (the writer among them) are dropped.
         self.kill();
     }
+}
+
+/// Keeps the thread that started bubblewrap alive while it lives: bubblewrap's
+/// `--die-with-parent` is `PR_SET_PDEATHSIG`, whose "parent" is the *thread* that created
+/// the process. Were that thread to end first, bubblewrap would be killed (`SIGKILL`) as
+/// soon as it armed the signal. Drop it once bubblewrap has been reaped.
+#[derive(Debug)]
+pub struct Keeper {
+    _release: std::sync::mpsc::Sender<()>,
 }
 
 /// A buffer held in memory (`mlock(2)`) while it is written: the copy into the pipe then

@@ -163,9 +163,14 @@ fn spawn_bwrap(
     // The early bubblewrap gets the plan; when it cannot take it, it is killed and the
     // launch starts the ordinary way with the same descriptor numbers.
     let mut seccomp_kept = Vec::new();
+    // Kept until bubblewrap has been reaped (see `early_bwrap::Keeper`).
+    let mut keeper = None;
     let early_child = match early {
         Some(early) if launch.fds.is_empty() => match early.send(&launch.args, &args.command) {
-            Ok(child) => Some(child),
+            Ok((child, kept)) => {
+                keeper = Some(kept);
+                Some(child)
+            }
             Err(early) => {
                 seccomp_kept = early.abandon();
                 None
@@ -221,6 +226,7 @@ fn spawn_bwrap(
         program: launch.bwrap.display().to_string(),
         source,
     })?;
+    drop(keeper);
     drop(launch.fds);
     if let Some(guard) = guard {
         guard.release();

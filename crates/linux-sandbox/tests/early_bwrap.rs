@@ -78,9 +78,26 @@ fn bubblewrap_runs_the_command_only_with_its_whole_argument_list() {
     // Sent: the command runs under the plan.
     let command = marking(&marker("sent"));
     let early = start(&command);
-    let mut child = early.send(&plan(&dir, &command), &command).unwrap();
+    let (mut child, keeper) = early.send(&plan(&dir, &command), &command).unwrap();
     assert!(child.wait().unwrap().success());
+    drop(keeper);
     assert_eq!(std::fs::read_to_string(marker("sent")).unwrap(), "ran\n");
+
+    // The starting thread must outlive bubblewrap: `--die-with-parent` is tied to that
+    // thread, so releasing it while bubblewrap runs kills the launch (why it is kept).
+    let command: Vec<OsString> = ["/bin/sh", "-c", "sleep 0.5; echo ran > \"$0\""]
+        .iter()
+        .map(OsString::from)
+        .chain([marker("released").into_os_string()])
+        .collect();
+    let early = start(&command);
+    let (mut child, keeper) = early.send(&plan(&dir, &command), &command).unwrap();
+    std::thread::sleep(Duration::from_millis(200));
+    drop(keeper);
+    use std::os::unix::process::ExitStatusExt as _;
+    assert_eq!(child.wait().unwrap().signal(), Some(9));
+    std::thread::sleep(Duration::from_millis(600));
+    assert!(!marker("released").exists());
 
     // Abandoned (the plan failed or needs other descriptors): killed before it reads.
     let mut early = start(&marking(&marker("abandoned")));
