@@ -169,3 +169,8 @@ fn a_server_stopped_mid_launch_kills_every_sandbox() {
 fn an_interrupt_mid_launch_kills_every_sandbox() {
     run_scenario("interrupted_mid_launch");
 }
+
+#[test]
+fn bubblewrap_starts_before_its_plan_and_never_runs_a_failed_one() {
+    run_scenario("early_start");
+}

@@ -14,6 +14,8 @@ mod child;
 #[cfg(target_os = "linux")]
 mod direct_spawn;
 #[cfg(target_os = "linux")]
+mod direct_start;
+#[cfg(target_os = "linux")]
 pub mod launch_kill;
 pub mod signals;
 
@@ -126,7 +128,7 @@ pub async fn spawn_direct(
     status: airlock_sandbox::StatusPipe,
     mode: OutputMode,
 ) -> Result<ExecOutput, ExecError> {
-    spawn(&direct.request, mode, None, Some((direct.launch, status))).await
+    spawn(&direct.request, mode, None, Some((&direct, status))).await
 }
 
 /// Releases a direct launch's placeholders when dropped (the call may be dropped while the
@@ -144,16 +146,16 @@ impl Drop for Placeholders {
 }
 
 #[cfg(target_os = "linux")]
-type Direct = (airlock_sandbox::DirectLaunch, airlock_sandbox::StatusPipe);
+type Direct<'a> = (&'a airlock_sandbox::DirectBwrap, airlock_sandbox::StatusPipe);
 #[cfg(not(target_os = "linux"))]
-type Direct = std::convert::Infallible;
+type Direct<'a> = (std::convert::Infallible, std::marker::PhantomData<&'a ()>);
 
 #[allow(clippy::too_many_lines)]
 async fn spawn(
     launch: &SandboxExecRequest,
     mode: OutputMode,
     input: Option<&[u8]>,
-    direct: Option<Direct>,
+    direct: Option<Direct<'_>>,
 ) -> Result<ExecOutput, ExecError> {
     let Some((program, args)) = launch.argv.split_first() else {
         return Err(ExecError::Spawn {
@@ -191,29 +193,6 @@ async fn spawn(
         .as_deref()
         .and_then(|argv| argv.get(1..))
         .unwrap_or(args);
-    // Created (and locked) right before the spawn, removed once the launch has exited.
-    #[cfg(target_os = "linux")]
-    let placeholders = Placeholders(match &direct {
-        Some(direct) => direct
-            .acquire_placeholders()
-            .map_err(|error| ExecError::SandboxSetup {
-                cause: error.to_string(),
-            })?,
-        None => None,
-    });
-    #[cfg(target_os = "linux")]
-    let warnings: String = direct
-        .as_ref()
-        .map(|direct| {
-            direct
-                .warnings
-                .iter()
-                .map(|warning| format!("airlock: warning: {warning}\n"))
-                .collect()
-        })
-        .unwrap_or_default();
-    #[cfg(not(target_os = "linux"))]
-    let warnings = String::new();
     // Without a terminal to share, the launch gets a process group of its own, so a call
     // that is dropped (interrupted turn, disconnected client) kills the helper *and* the
     // bubblewrap it started, even one still setting up (which killing the helper alone
@@ -246,9 +225,15 @@ async fn spawn(
             source: std::io::Error::other("this process is stopping: no command starts any more"),
         });
     }
+    // A direct launch's placeholders are created (and locked) once its plan is known,
+    // right before bubblewrap reads it, and removed once the launch has exited.
+    #[cfg(target_os = "linux")]
+    let mut placeholders = Placeholders(None);
+    #[cfg(target_os = "linux")]
+    let mut plan_warnings = Vec::new();
     #[cfg(target_os = "linux")]
     let spawned = match &direct {
-        Some(direct) => child::start_direct(
+        Some(direct) => direct_start::start(
             direct,
             status_pipe
                 .as_ref()
@@ -256,8 +241,14 @@ async fn spawn(
             launch,
             stdin_mode,
             own_group,
-        ),
-        None => child::start_command(program, args, launch, stdin_mode, own_group),
+        )
+        .map(|started| {
+            placeholders.0 = started.placeholders;
+            plan_warnings = started.warnings;
+            started.started
+        }),
+        None => child::start_command(program, args, launch, stdin_mode, own_group)
+            .map_err(direct_start::StartError::Spawn),
     };
     #[cfg(not(target_os = "linux"))]
     let spawned = child::start_command(program, args, launch, stdin_mode, own_group);
@@ -269,18 +260,33 @@ async fn spawn(
     if let Some(pipe) = status_pipe.as_mut() {
         pipe.close_writer();
     }
-    // bubblewrap holds its own copies now.
     #[cfg(target_os = "linux")]
-    drop(direct);
+    let spawned = spawned.map_err(|error| match error {
+        direct_start::StartError::Spawn(source) => ExecError::Spawn {
+            program: program.clone(),
+            source,
+        },
+        direct_start::StartError::Setup(cause) => ExecError::SandboxSetup { cause },
+    });
+    #[cfg(not(target_os = "linux"))]
+    let spawned = spawned.map_err(|source| ExecError::Spawn {
+        program: program.clone(),
+        source,
+    });
+    // The mount plan's warnings come first on stderr, as the helper prints them.
+    #[cfg(target_os = "linux")]
+    let warnings: String = plan_warnings
+        .iter()
+        .map(|warning| format!("airlock: warning: {warning}\n"))
+        .collect();
+    #[cfg(not(target_os = "linux"))]
+    let warnings = String::new();
     let child::Started {
         mut child,
         stdout,
         stderr,
         stdin,
-    } = spawned.map_err(|source| ExecError::Spawn {
-        program: program.clone(),
-        source,
-    })?;
+    } = spawned?;
     #[cfg(unix)]
     let mut group = GroupKill::new(own_group, child.id());
     let feed = async move {

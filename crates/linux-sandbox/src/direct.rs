@@ -33,7 +33,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use airlock_permissions::{
     FileSystemPolicyQueries, ResolveContext, file_system_sandbox_policy, network_sandbox_policy,
 };
-use airlock_protocol::FileSystemSandboxKind;
+use airlock_protocol::{FileSystemSandboxKind, FileSystemSandboxPolicy, NetworkSandboxPolicy};
 
 use crate::args::HelperArgs;
 use crate::launch::{BwrapLaunch, LaunchError, prepare_bwrap_with, sandbox_env};
@@ -124,11 +124,25 @@ impl LaunchCache {
 
     /// Prepares the launch the helper would run for `args` (`args.status_fd`, when set,
     /// becomes bubblewrap's `--json-status-fd`), or `None` when this launch needs the
-    /// helper (module docs).
+    /// helper (module docs): [`LaunchCache::base`], then [`DirectBase::plan`].
     ///
     /// # Errors
     /// The [`LaunchError`] the helper would report; nothing has run.
     pub fn prepare(&self, args: &HelperArgs) -> Result<Option<DirectLaunch>, LaunchError> {
+        match self.base(args)? {
+            Some(base) => base.plan(args, None).map(Some),
+            None => Ok(None),
+        }
+    }
+
+    /// What a launch for `args` shares with every other launch of its profile (the
+    /// cached [`BwrapBase`]), or `None` when this launch needs the helper (module docs).
+    /// Knowing it, a launcher can start bubblewrap before the mount plan is worked out
+    /// (see [`crate::args_pipe`]).
+    ///
+    /// # Errors
+    /// The [`LaunchError`] of choosing bubblewrap or compiling the seccomp programs.
+    pub fn base(&self, args: &HelperArgs) -> Result<Option<DirectBase>, LaunchError> {
         if args.managed_network.is_some() || args.use_legacy_landlock {
             return Ok(None);
         }
@@ -174,13 +188,81 @@ impl LaunchCache {
             bases.insert(key, Arc::clone(&base));
             base
         };
-        let mut warnings = Vec::new();
-        let launch = prepare_bwrap_with(&base, args, &policy, network, None, &mut warnings, None)?;
-        Ok(Some(DirectLaunch {
-            launch,
-            env: sandbox_env(network),
-            warnings,
+        Ok(Some(DirectBase {
+            base,
+            policy,
+            network,
         }))
+    }
+}
+
+/// A direct launch before its mount plan: the profile's [`BwrapBase`] and policies.
+#[derive(Debug)]
+pub struct DirectBase {
+    base: Arc<BwrapBase>,
+    policy: FileSystemSandboxPolicy,
+    network: NetworkSandboxPolicy,
+}
+
+impl DirectBase {
+    /// The trusted bubblewrap executable.
+    #[must_use]
+    pub fn bwrap(&self) -> &Path {
+        self.base.bwrap()
+    }
+
+    /// The compiled seccomp programs (BPF bytes), in the order of `--add-seccomp-fd`.
+    #[must_use]
+    pub fn seccomp_programs(&self) -> &[Vec<u8>] {
+        self.base.seccomp_programs()
+    }
+
+    /// Opens the seccomp programs, one filled pipe each (close-on-exec), in order, for
+    /// [`DirectBase::plan`]'s `seccomp_fds`.
+    ///
+    /// # Errors
+    /// The OS error of `pipe2` or of filling it.
+    pub fn open_seccomp_programs(&self) -> std::io::Result<Vec<std::os::fd::OwnedFd>> {
+        self.seccomp_programs()
+            .iter()
+            .map(|bytes| crate::fds::data_fd(bytes))
+            .collect()
+    }
+
+    /// Variables to add to the command's environment (as the helper adds them).
+    #[must_use]
+    pub fn env(&self) -> Vec<(&'static str, &'static str)> {
+        sandbox_env(self.network)
+    }
+
+    /// Works out the mount plan for `args` (the `args` the base was made for), exactly as
+    /// the helper does. With `seccomp_fds` (one per program of
+    /// [`DirectBase::seccomp_programs`], owned by the caller, see
+    /// [`DirectBase::open_seccomp_programs`]) the launch names those and its `fds` hold
+    /// only the plan's own.
+    ///
+    /// # Errors
+    /// The [`LaunchError`] the helper would report; nothing has run.
+    pub fn plan(
+        &self,
+        args: &HelperArgs,
+        seccomp_fds: Option<&[i32]>,
+    ) -> Result<DirectLaunch, LaunchError> {
+        let mut warnings = Vec::new();
+        let launch = prepare_bwrap_with(
+            &self.base,
+            args,
+            &self.policy,
+            self.network,
+            None,
+            &mut warnings,
+            seccomp_fds,
+        )?;
+        Ok(DirectLaunch {
+            launch,
+            env: sandbox_env(self.network),
+            warnings,
+        })
     }
 }
 

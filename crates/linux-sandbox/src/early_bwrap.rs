@@ -9,32 +9,18 @@
 //! `--die-with-parent`, `--cap-drop`, `--chdir`) travels through that pipe. The command
 //! and its environment do not: they are fixed at `exec` and known before the plan.
 //!
-//! Fail closed:
-//! - the whole argument list reaches the pipe in **one** `write(2)` into a pipe large
-//!   enough to hold it, from a buffer locked in memory. With room for every byte and no
-//!   page to fetch, the kernel copies all of them without waiting, and no signal (not even
-//!   `SIGKILL`) can stop the copy half-way. A short write (the kernel out of memory for
-//!   the pipe's pages) is seen and bubblewrap killed before the pipe is closed. bubblewrap
-//!   therefore reads either every argument or none;
-//! - none: this process died before writing (the pipe's only writer is ours,
-//!   close-on-exec). bubblewrap then has no mount at all: it pivots into an empty tmpfs
-//!   where the command does not exist, and fails (`execvp …: No such file or
-//!   directory`) without running anything (tested);
-//! - whenever the launch does not go ahead (the plan fails, it needs descriptors that
-//!   were not handed over, the list does not fit), bubblewrap is killed and reaped
-//!   **before** the writer is closed ([`EarlyBwrap`]'s `Drop`), so it never parses
-//!   anything.
+//! Fail closed: the options go through an [`ArgsPipe`] (one `write(2)`, every option or
+//! none; see [`crate::args_pipe`]), and whenever the launch does not go ahead (the plan
+//! fails, it needs descriptors that were not handed over, the list does not fit),
+//! bubblewrap is killed and reaped **before** the writer is closed ([`EarlyBwrap`]'s
+//! `Drop`), so it never parses anything.
 
 use std::ffi::OsString;
-use std::fs::File;
-use std::io::{self, Write as _};
+use std::io;
 use std::os::fd::{AsRawFd, OwnedFd};
-use std::os::unix::ffi::OsStrExt as _;
 use std::process::{Child, Command};
 
-/// The most the pipe may be grown to hold the argument list (the unprivileged default of
-/// `/proc/sys/fs/pipe-max-size`); a longer list is launched the ordinary way.
-const MAX_STREAM: usize = 1 << 20;
+use crate::args_pipe::ArgsPipe;
 
 /// A bubblewrap started before its argument list is known (module docs).
 #[derive(Debug)]
@@ -47,8 +33,8 @@ pub struct EarlyBwrap {
     /// `None` before it was taken, when the spawn failed, and once handed over by
     /// [`EarlyBwrap::send`].
     child: Option<Child>,
-    /// The pipe's write end, close-on-exec; `None` once the list was written.
-    writer: Option<File>,
+    /// Where the options go (its reader was handed to bubblewrap).
+    pipe: ArgsPipe,
     /// The seccomp programs, one filled pipe each, inheritable at these numbers.
     seccomp: Vec<OwnedFd>,
 }
@@ -74,9 +60,10 @@ impl EarlyBwrap {
             .iter()
             .map(|bytes| crate::fds::data_fd(bytes))
             .collect::<io::Result<Vec<_>>>()?;
-        let (reader, writer) = io::pipe()?;
-        let reader: OwnedFd = reader.into();
-        crate::fds::make_inheritable(&reader)?;
+        let mut pipe = ArgsPipe::open()?;
+        let reader = pipe
+            .take_reader()
+            .ok_or_else(|| io::Error::other("the pipe has no reader"))?;
         let inherited: Vec<i32> = seccomp
             .iter()
             .map(AsRawFd::as_raw_fd)
@@ -107,7 +94,7 @@ impl EarlyBwrap {
             starting: Some(starting),
             keeper: Some(Keeper { _release: release }),
             child: None,
-            writer: Some(File::from(OwnedFd::from(writer))),
+            pipe,
             seccomp,
         })
     }
@@ -143,32 +130,10 @@ impl EarlyBwrap {
         if self.started().is_none() {
             return Err(Box::new(self));
         }
-        let Some(options) = options_before_command(argv, command) else {
-            return Err(Box::new(self));
-        };
-        let Some(stream) = nul_separated(options) else {
-            return Err(Box::new(self));
-        };
-        let Some(mut writer) = self.writer.take() else {
-            return Err(Box::new(self));
-        };
-        let locked = Resident::lock(&stream);
-        if !fits(&writer, stream.len()) || locked.is_none() {
-            self.writer = Some(writer);
+        if self.pipe.send(argv, command).is_err() {
+            // bubblewrap is killed (Drop) before the pipe is closed.
             return Err(Box::new(self));
         }
-        // One write(2): with room for every byte and the bytes resident it cannot stop
-        // half-way (module docs).
-        match writer.write(&stream) {
-            Ok(written) if written == stream.len() => {}
-            _ => {
-                // bubblewrap is killed (Drop) before `writer` is closed below.
-                self.writer = Some(writer);
-                return Err(Box::new(self));
-            }
-        }
-        drop(writer);
-        drop(locked);
         self.seccomp.clear();
         match (self.child.take(), self.keeper.take()) {
             (Some(child), Some(keeper)) => Ok((child, keeper)),
@@ -215,76 +180,3 @@ impl Drop for EarlyBwrap {
 pub struct Keeper {
     _release: std::sync::mpsc::Sender<()>,
 }
-
-/// A buffer held in memory (`mlock(2)`) while it is written: the copy into the pipe then
-/// cannot wait for a page to be read back from swap, which is the one point where a
-/// fatal signal could end the write half-way.
-struct Resident<'a>(&'a [u8]);
-
-impl<'a> Resident<'a> {
-    #[allow(unsafe_code)]
-    fn lock(bytes: &'a [u8]) -> Option<Self> {
-        // SAFETY: mlock only pins the pages of this borrowed, live buffer.
-        (unsafe { libc::mlock(bytes.as_ptr().cast(), bytes.len()) } == 0).then_some(Self(bytes))
-    }
-}
-
-impl Drop for Resident<'_> {
-    #[allow(unsafe_code)]
-    fn drop(&mut self) {
-        // SAFETY: unpins the pages locked in `lock`; the buffer is still borrowed.
-        unsafe {
-            libc::munlock(self.0.as_ptr().cast(), self.0.len());
-        }
-    }
-}
-
-/// `argv` without the trailing `--` and `command`, or `None` when it does not end so.
-fn options_before_command<'a>(
-    argv: &'a [OsString],
-    command: &[OsString],
-) -> Option<&'a [OsString]> {
-    let split = argv.len().checked_sub(command.len() + 1)?;
-    let (options, tail) = argv.split_at(split);
-    (tail.first().is_some_and(|dashes| dashes == "--") && tail.get(1..)? == command)
-        .then_some(options)
-}
-
-/// bubblewrap's `--args` format: every argument followed by a NUL byte; `None` when one
-/// holds a NUL itself.
-fn nul_separated(options: &[OsString]) -> Option<Vec<u8>> {
-    let mut stream = Vec::with_capacity(options.iter().map(|a| a.len() + 1).sum());
-    for arg in options {
-        let bytes = arg.as_bytes();
-        if bytes.contains(&0) {
-            return None;
-        }
-        stream.extend_from_slice(bytes);
-        stream.push(0);
-    }
-    Some(stream)
-}
-
-/// Whether the (empty) pipe behind `writer` holds `len` bytes, growing it when needed.
-#[allow(unsafe_code)]
-fn fits(writer: &File, len: usize) -> bool {
-    if len > MAX_STREAM {
-        return false;
-    }
-    // SAFETY: F_GETPIPE_SZ/F_SETPIPE_SZ read or resize the pipe buffer of a descriptor we
-    // own (borrowed for the call); no memory of ours is passed.
-    let size = unsafe { libc::fcntl(writer.as_raw_fd(), libc::F_GETPIPE_SZ) };
-    if usize::try_from(size).is_ok_and(|size| size >= len) {
-        return true;
-    }
-    let Ok(wanted) = libc::c_int::try_from(len) else {
-        return false;
-    };
-    // SAFETY: as above.
-    let size = unsafe { libc::fcntl(writer.as_raw_fd(), libc::F_SETPIPE_SZ, wanted) };
-    usize::try_from(size).is_ok_and(|size| size >= len)
-}
-
-#[cfg(test)]
-#[path = "early_bwrap_tests.rs"]
-mod tests;

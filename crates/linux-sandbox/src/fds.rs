@@ -30,16 +30,15 @@ pub fn empty_data_fd() -> io::Result<OwnedFd> {
 
 /// A descriptor whose content is `bytes`: the read end of a pipe, already filled and
 /// with the write end closed (bubblewrap reads it to EOF); close-on-exec like
-/// [`empty_data_fd`]. Created inheritable, a copy leaked into another child of a
-/// multi-threaded launcher could read part of a seccomp program before bubblewrap does.
-/// `bytes` must fit in the pipe buffer (64 KiB by default); a seccomp program is a
-/// few KiB.
+/// [`empty_data_fd`]. Were it created inheritable, a copy leaked into another child of a
+/// multi-threaded launcher (an unsandboxed command `airlock serve` starts meanwhile)
+/// could read part of a seccomp program before bubblewrap does. `bytes` must fit in the
+/// pipe buffer (64 KiB by default); a seccomp program is a few KiB.
 pub fn data_fd(bytes: &[u8]) -> io::Result<OwnedFd> {
     let (reader, writer) = io::pipe()?;
     let mut writer = writer;
     writer.write_all(bytes)?;
     drop(writer);
-    make_inheritable(&reader)?;
     Ok(reader.into())
 }
 
@@ -76,8 +75,8 @@ pub fn keep_only_in_child(keep: &[i32]) -> io::Result<()> {
     Ok(())
 }
 
-/// Marks every descriptor above stderr close-on-exec except `keep`, so nothing the
-/// launcher inherited (an open file outside the writable roots, a connected socket to
+/// Marks every descriptor above stderr close-on-exec except `keep`, which becomes
+/// inheritable, so nothing the launcher inherited (an open file outside the writable roots, a connected socket to
 /// a host service) leaks into the sandbox.
 pub fn close_inherited_on_exec(keep: &[i32]) -> io::Result<()> {
     // One `close_range` where the kernel has it (5.11); a listing of /proc/self/fd before.
@@ -99,6 +98,9 @@ pub fn close_inherited_on_exec(keep: &[i32]) -> io::Result<()> {
     }
     for fd in fds {
         set_cloexec(fd)?;
+    }
+    for fd in keep {
+        make_inheritable(fd)?;
     }
     Ok(())
 }

@@ -74,6 +74,8 @@ pub mod resolve;
 pub mod scan_cache;
 
 #[cfg(target_os = "linux")]
+pub mod args_pipe;
+#[cfg(target_os = "linux")]
 pub mod early_bwrap;
 #[cfg(target_os = "linux")]
 mod fds;
@@ -99,7 +101,7 @@ pub mod unix_sockets;
 
 pub use args::{HELPER_SUBCOMMAND, HelperArgs};
 #[cfg(target_os = "linux")]
-pub use direct::{DirectLaunch, LaunchCache};
+pub use direct::{DirectBase, DirectLaunch, LaunchCache};
 #[cfg(target_os = "linux")]
 pub use fds::keep_only_in_child;
 #[cfg(target_os = "linux")]

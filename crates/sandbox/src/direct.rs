@@ -6,7 +6,7 @@
 use std::ffi::OsString;
 
 use airlock_linux_sandbox::launch::LaunchError;
-use airlock_linux_sandbox::{DirectLaunch, LaunchCache};
+use airlock_linux_sandbox::{DirectBase, DirectLaunch, HelperArgs, LaunchCache};
 use airlock_permissions::effective_permission_profile;
 
 use crate::manager::{helper_args, is_wsl1};
@@ -14,29 +14,48 @@ use crate::{
     SandboxExecRequest, SandboxManager, SandboxTransformError, SandboxTransformRequest, SandboxType,
 };
 
-/// A launch of bubblewrap itself: what to spawn and what it needs.
+/// A launch of bubblewrap itself, before its mount plan: what to spawn and how to plan it.
+/// The launcher may start bubblewrap as `bwrap --args FD -- COMMAND…` first and send the
+/// options of [`DirectBwrap::plan`] through an `airlock_linux_sandbox::args_pipe::ArgsPipe`
+/// afterwards.
 #[derive(Debug)]
 pub struct DirectBwrap {
     /// Working directory, environment (the request's, plus the sandbox's variables),
-    /// mechanism and effective profile; `argv` is bubblewrap's command line for display
-    /// (spawn [`DirectBwrap::program`] with [`DirectBwrap::args`], which keep non-UTF-8
-    /// paths intact).
+    /// mechanism and effective profile; `argv` is bubblewrap, `--` and the command, for
+    /// display (the options depend on the plan; spawn [`DirectBwrap::program`], which
+    /// keeps a non-UTF-8 path intact).
     pub request: SandboxExecRequest,
-    /// bubblewrap's descriptors, placeholders and warnings.
-    pub launch: DirectLaunch,
+    base: DirectBase,
+    args: HelperArgs,
 }
 
 impl DirectBwrap {
     /// The bubblewrap executable.
     #[must_use]
     pub fn program(&self) -> &std::path::Path {
-        &self.launch.launch.bwrap
+        self.base.bwrap()
     }
 
-    /// bubblewrap's arguments (after the program name).
+    /// The command bubblewrap runs (what follows its `--`).
     #[must_use]
-    pub fn args(&self) -> &[OsString] {
-        &self.launch.launch.args
+    pub fn command(&self) -> &[OsString] {
+        &self.args.command
+    }
+
+    /// The profile's cached part: seccomp programs, sandbox variables.
+    #[must_use]
+    pub fn base(&self) -> &DirectBase {
+        &self.base
+    }
+
+    /// Works out the mount plan, as the helper would for this launch (see
+    /// `airlock_linux_sandbox::DirectBase::plan` for `seccomp_fds`). The plan's argument
+    /// list ends in `--` and [`DirectBwrap::command`].
+    ///
+    /// # Errors
+    /// The [`LaunchError`] the helper would report as a set-up failure; nothing has run.
+    pub fn plan(&self, seccomp_fds: Option<&[i32]>) -> Result<DirectLaunch, LaunchError> {
+        self.base.plan(&self.args, seccomp_fds)
     }
 }
 
@@ -85,8 +104,8 @@ impl SandboxManager {
         );
         let mut args = helper_args(request, &effective, self.bwrap_path.as_deref());
         args.status_fd = status_fd;
-        let launch = match cache.prepare(&args) {
-            Ok(Some(launch)) => launch,
+        let base = match cache.base(&args) {
+            Ok(Some(base)) => base,
             Ok(None) => return Ok(None),
             Err(LaunchError::Bwrap(error)) => {
                 return Err(SandboxTransformError::Bubblewrap(error).into());
@@ -98,19 +117,14 @@ impl SandboxManager {
             env.insert("CODEX_SANDBOX_NETWORK_DISABLED".into(), "1".into());
         }
         env.extend(
-            launch
-                .env
+            base.env()
                 .iter()
                 .map(|(key, value)| ((*key).to_owned(), (*value).to_owned())),
         );
-        let argv = std::iter::once(launch.launch.bwrap.to_string_lossy().into_owned())
-            .chain(
-                launch
-                    .launch
-                    .args
-                    .iter()
-                    .map(|arg| arg.to_string_lossy().into_owned()),
-            )
+        let argv = [base.bwrap().as_os_str(), "--".as_ref()]
+            .into_iter()
+            .chain(args.command.iter().map(OsString::as_os_str))
+            .map(|arg| arg.to_string_lossy().into_owned())
             .collect();
         Ok(Some(DirectBwrap {
             request: SandboxExecRequest {
@@ -122,7 +136,8 @@ impl SandboxManager {
                 effective_profile: effective,
                 reports_setup_status: false,
             },
-            launch,
+            base,
+            args,
         }))
     }
 }

@@ -24,11 +24,13 @@ mod windows;
 #[cfg(target_os = "linux")]
 pub use airlock_linux_sandbox::placeholders::PlaceholderGuard;
 #[cfg(target_os = "linux")]
+pub use airlock_linux_sandbox::args_pipe::{ArgsPipe, NotSent};
+#[cfg(target_os = "linux")]
 pub use airlock_linux_sandbox::process_kill;
 #[cfg(target_os = "linux")]
 pub use airlock_linux_sandbox::status::{LaunchReport, StatusPipe};
 #[cfg(target_os = "linux")]
-pub use airlock_linux_sandbox::{DirectLaunch, LaunchCache, keep_only_in_child};
+pub use airlock_linux_sandbox::{DirectBase, DirectLaunch, LaunchCache, keep_only_in_child};
 pub use denial::{ExecOutput, is_likely_sandbox_denied};
 #[cfg(target_os = "linux")]
 pub use direct::{DirectBwrap, DirectTransformError};

@@ -313,6 +313,7 @@ def scenario_patch():
 
 
 from scenarios_launch import *  # noqa: E402,F401,F403
+from scenarios_early import *  # noqa: E402,F401,F403
 
 SCENARIOS = {name[len("scenario_"):]: fn for name, fn in globals().items() if name.startswith("scenario_")}
 

@@ -3,8 +3,11 @@ each sandbox gets, and killing launches (server killed or stopped, turn interrup
 
 from serve_harness import *  # noqa: F401,F403
 
-def bwrap_argv_of(marker):
-    """The argv of the running bubblewrap with MARKER in one of its arguments."""
+def sandbox_mounts(marker):
+    """The mount table of the running `sleep MARKER` (inside its sandbox), one
+    (mount point, mount options, filesystem type) per mount, in mount order. Mount ids and
+    device numbers differ between two sandboxes and are left out. bubblewrap receives its
+    options through a pipe (`--args`), so the mounts are the launch's plan as carried out."""
     deadline = time.time() + 60
     while time.time() < deadline:
         for pid in os.listdir("/proc"):
@@ -12,38 +15,29 @@ def bwrap_argv_of(marker):
                 continue
             try:
                 with open(f"/proc/{pid}/cmdline", "rb") as f:
-                    argv = [a.decode() for a in f.read().split(b"\0")[:-1]]
-            except (OSError, UnicodeDecodeError):
+                    argv = f.read().split(b"\0")[:-1]
+                if argv[-1:] != [marker.encode()] or os.path.basename(argv[0]) != b"sleep":
+                    continue
+                with open(f"/proc/{pid}/mountinfo") as f:
+                    lines = f.read().splitlines()
+            except (OSError, IndexError):
                 continue
-            if argv and os.path.basename(argv[0]) == "bwrap" and any(marker in a for a in argv):
-                return argv
+            mounts = []
+            for line in lines:
+                fields = line.split()
+                dash = fields.index("-")
+                mounts.append((fields[4], fields[5], fields[dash + 1]))
+            return mounts
         time.sleep(0.01)
-    raise AssertionError(f"no bubblewrap running a command with {marker}")
-
-
-def normalized_bwrap(argv):
-    """Descriptor numbers differ between processes: each becomes FD; bubblewrap's status
-    descriptor (only a launcher that reads it passes one) is left out."""
-    out, skip = [], False
-    for i, arg in enumerate(argv):
-        if skip:
-            skip = False
-            continue
-        if arg == "--json-status-fd":
-            skip = True
-            continue
-        if i > 0 and argv[i - 1] in ("--ro-bind-data", "--add-seccomp-fd") and arg.isdigit():
-            out.append("FD")
-        else:
-            out.append(arg)
-    return out
+    raise AssertionError(f"no sandboxed sleep {marker} running")
 
 
 def scenario_launch_cache():
     """A thread launches bubblewrap from what it computed for its profile on the first call,
     yet what a command can change is computed afresh: a `.git` (and a nested repository)
     created between two calls is protected in the second (its writes fail in the real
-    sandbox), and the second call's bubblewrap argv is what a fresh computation gives."""
+    sandbox), and the second call's sandbox has the mounts of a fresh `airlock sandbox`
+    launch."""
     ws = os.path.join(WORK, "cache-ws")
     os.makedirs(os.path.join(ws, "src"))
     recorder, checker = Recorder(), SchemaChecker()
@@ -71,7 +65,7 @@ def scenario_launch_cache():
         marker = f"1.{time.time_ns() % 1000000:06d}{attempt}"
         script = f"{attack}; echo two > file.txt; exec sleep {marker}"
         pending = shell(client, thread, turn, f"c2-{attempt}", ["/bin/sh", "-c", script])
-        live = normalized_bwrap(bwrap_argv_of(marker))
+        live = sandbox_mounts(marker)
         second = pending.result(timeout=60)
         check(second["status"] == "completed" and second["exitCode"] == 0, f"second call: {second}")
         check("WROTE" not in second["stdout"], f"a write into a new repository got through: {second['stdout']}")
@@ -82,18 +76,24 @@ def scenario_launch_cache():
                 check(f.read() == "[core]\n", f"{repo}/.git/config untouched")
             check(not os.path.exists(os.path.join(repo, ".git", "hooks", "pre-commit"))
                   and not os.path.exists(os.path.join(repo, ".git", "hooks", "post-checkout")), "no hook planted")
-        check(any(arg.endswith("src/nested/.git") for arg in live), f"the nested repository is in the mount plan: {live}")
-        # `airlock sandbox --dry-run`: a fresh process computing everything for the same
-        # profile, workspace and command.
-        fresh = subprocess.run([AIRLOCK, "sandbox", "--dry-run", "-P", ":workspace", "-C", ws, "--", "/bin/sh", "-c", script],
-                               env=ENV, cwd=ws, capture_output=True, text=True, timeout=60)
-        check(fresh.returncode == 0, f"airlock sandbox --dry-run: {fresh.stderr}")
-        expected = normalized_bwrap(shlex.split(fresh.stdout.strip().splitlines()[-1]))
+        nested = os.path.join(ws, "src", "nested", ".git")
+        check(any(point == nested and options.split(",")[0] == "ro" for point, options, _ in live),
+              f"the nested repository is mounted read-only: {live}")
+        # `airlock sandbox`: a fresh process computing everything for the same profile and
+        # workspace.
+        fresh_marker = f"{marker}9"
+        fresh = subprocess.Popen([AIRLOCK, "sandbox", "-P", ":workspace", "-C", ws, "--", "sleep", fresh_marker],
+                                 env=ENV, cwd=ws, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        try:
+            expected = sandbox_mounts(fresh_marker)
+        finally:
+            fresh.terminate()  # airlock sandbox then stops its launch whole
+            fresh.wait(timeout=60)
         if live == expected:
             break
         differences.append(f"live\n{live}\nfresh\n{expected}")
     else:
-        raise AssertionError("the cached launch's bubblewrap argv differs from a fresh computation:\n" + "\n".join(differences))
+        raise AssertionError("the cached launch's mounts differ from a fresh launch's:\n" + "\n".join(differences))
     client.close()
     checker.finish()
 

@@ -1,6 +1,6 @@
 //! A started launch, whichever way it was started: tokio's `Command` (the helper, an
 //! unsandboxed command) or `posix_spawn` of bubblewrap itself (a server's direct launch,
-//! see [`super::direct_spawn`]).
+//! see [`super::direct_start`]).
 
 use std::io;
 use std::process::Stdio;
@@ -112,56 +112,6 @@ pub(super) fn start_command(
         child: Child::Tokio(child),
         stdout,
         stderr,
-        stdin,
-    })
-}
-
-/// Starts bubblewrap itself for `direct`, handing it the launch's descriptors and the
-/// status pipe's writer `status_fd` and nothing else (see [`super::direct_spawn`]).
-#[cfg(target_os = "linux")]
-pub(super) fn start_direct(
-    direct: &airlock_sandbox::DirectLaunch,
-    status_fd: Option<i32>,
-    launch: &SandboxExecRequest,
-    stdin: StdinMode,
-    own_group: bool,
-) -> io::Result<Started> {
-    use super::direct_spawn;
-    let keep: Vec<i32> = direct
-        .launch
-        .fds
-        .iter()
-        .map(std::os::fd::AsRawFd::as_raw_fd)
-        .chain(status_fd)
-        .collect();
-    let args = direct_spawn::renumber_descriptor_args(&direct.launch.args, &keep)?;
-    let spawned = direct_spawn::spawn(
-        &direct.launch.bwrap,
-        &args,
-        &keep,
-        &launch.cwd,
-        launch.env.iter(),
-        stdin,
-        own_group,
-    )?;
-    let child = direct_spawn::DirectChild::new(spawned.pid, spawned.pidfd)?;
-    let reader = |fd| -> io::Result<Reader> {
-        Ok(Box::new(tokio::net::unix::pipe::Receiver::from_owned_fd(
-            fd,
-        )?))
-    };
-    let stdout = reader(spawned.stdout)?;
-    let stderr = reader(spawned.stderr)?;
-    let stdin = spawned
-        .stdin
-        .map(|fd| -> io::Result<Writer> {
-            Ok(Box::new(tokio::net::unix::pipe::Sender::from_owned_fd(fd)?))
-        })
-        .transpose()?;
-    Ok(Started {
-        child: Child::Direct(child),
-        stdout: Some(stdout),
-        stderr: Some(stderr),
         stdin,
     })
 }

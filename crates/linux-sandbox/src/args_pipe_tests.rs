@@ -40,3 +40,23 @@ fn a_pipe_grows_to_hold_a_long_list_and_refuses_one_beyond_the_limit() {
     assert!(size >= 200_000, "{size}");
     assert!(!fits(&writer, MAX_STREAM + 1));
 }
+
+#[test]
+fn the_options_arrive_whole_and_end_the_stream() {
+    let mut pipe = ArgsPipe::open().unwrap();
+    let mut reader = File::from(pipe.take_reader().unwrap());
+    let command = os(&["/bin/true"]);
+    assert_eq!(
+        pipe.send(&os(&["--ro-bind", "/", "/", "--", "/bin/sh"]), &command),
+        Err(NotSent::OtherCommand)
+    );
+    pipe.send(&os(&["--ro-bind", "/", "/", "--", "/bin/true"]), &command)
+        .unwrap();
+    assert_eq!(
+        pipe.send(&os(&["--", "/bin/true"]), &command),
+        Err(NotSent::Sent)
+    );
+    let mut stream = Vec::new();
+    std::io::Read::read_to_end(&mut reader, &mut stream).unwrap();
+    assert_eq!(stream, b"--ro-bind\0/\0/\0".to_vec(), "and end of file after it");
+}

@@ -1,0 +1,82 @@
+"""The `airlock serve` scenarios about starting bubblewrap before the mount plan is known
+(`bwrap --args N -- COMMAND`, the options sent through a pipe): the ordinary way when the
+plan needs descriptors of its own, and nothing run when the plan fails."""
+
+from serve_harness import *  # noqa: F401,F403
+
+
+def bwrap_argv_running(marker):
+    """The argv of the bubblewrap whose command carries MARKER, once it runs."""
+    deadline = time.time() + 60
+    while time.time() < deadline:
+        for pid in processes_with(marker, sleep_only=False):
+            try:
+                with open(f"/proc/{pid}/cmdline", "rb") as f:
+                    argv = [a.decode() for a in f.read().split(b"\0")[:-1]]
+            except (OSError, UnicodeDecodeError):
+                continue
+            if argv and os.path.basename(argv[0]) == "bwrap":
+                return argv
+        time.sleep(0.005)
+    raise AssertionError(f"no bubblewrap running a command with {marker}")
+
+
+def scenario_early_start():
+    ws = os.path.join(WORK, "early-ws")
+    os.makedirs(ws)
+    with open(os.path.join(ws, "secret.txt"), "w") as f:
+        f.write("private\n")
+    with open(os.path.join(HOME, "config.toml"), "w") as f:
+        f.write(f'[permissions.masked]\nextends = ":workspace"\n'
+                f'[permissions.masked.filesystem]\n{json.dumps(os.path.join(ws, "secret.txt"))} = "none"\n')
+    recorder, checker = Recorder(), SchemaChecker()
+    client = start(recorder, checker)
+
+    def call(profile, cwd, command, call_id):
+        thread = client.call("thread/start", {"cwd": cwd, "approvalPolicy": "never",
+                                              "permissionProfile": profile})["thread"]["id"]
+        turn = client.call("turn/start", {"threadId": thread})["turn"]["id"]
+        return shell(client, thread, turn, call_id, command)
+
+    # An ordinary launch: bubblewrap is started with only `--args`, the options come later.
+    marker = f"1.{time.time_ns() % 1000000:06d}1"
+    pending = call(":workspace", ws, ["/bin/sh", "-c", 'echo ok > plain.txt; exec sleep "$1"', "sh", marker], "plain")
+    argv = bwrap_argv_running(marker)
+    check(argv[1:4] == ["--args", argv[2], "--"] and argv[2].isdigit(), f"started early: {argv}")
+    check(not any(a.startswith("--bind") or a == "--unshare-user" for a in argv), f"no option on the command line: {argv}")
+    result = pending.result(timeout=60)
+    check(result["status"] == "completed" and result["exitCode"] == 0, f"plain: {result}")
+    check(result["sandboxType"] == "linuxSeccomp", f"sandboxed: {result}")
+
+    # A denied file is masked with `--ro-bind-data`, a descriptor of the plan's own that the
+    # early bubblewrap was not given: the launch is started the ordinary way, still confined.
+    marker = f"1.{time.time_ns() % 1000000:06d}2"
+    script = 'cat secret.txt; echo rc=$?; echo ok > masked.txt; exec sleep "$1"'
+    pending = call("masked", ws, ["/bin/sh", "-c", script, "sh", marker], "masked")
+    argv = bwrap_argv_running(marker)
+    check("--args" not in argv and "--ro-bind-data" in argv and "--unshare-user" in argv,
+          f"the options on the command line: {argv}")
+    result = pending.result(timeout=60)
+    check(result["status"] == "completed" and result["exitCode"] == 0, f"masked: {result}")
+    check("private" not in result["stdout"] and "rc=0" not in result["stdout"], f"the denied file is unreadable: {result}")
+    with open(os.path.join(ws, "masked.txt")) as f:
+        check(f.read() == "ok\n", "the workspace is writable")
+
+    # A plan that fails after bubblewrap was started (a `.git` pointer whose git directory
+    # holds the workspace): the call fails as a set-up failure, the waiting bubblewrap is
+    # killed and the command never runs.
+    bad = os.path.join(WORK, "bad-ws")
+    os.makedirs(os.path.join(bad, "sub"))
+    with open(os.path.join(bad, "sub", ".git"), "w") as f:
+        f.write(f"gitdir: {WORK}\n")
+    marker = f"1.{time.time_ns() % 1000000:06d}3"
+    for attempt in range(5):
+        failed = call(":workspace", bad, ["/bin/sh", "-c", f'touch ran-{attempt}; exec sleep "$1"', "sh", marker],
+                      f"bad{attempt}").result(timeout=60)
+        check(failed["status"] == "failed", f"a failed plan fails the call: {failed}")
+        check(failed["reason"].startswith("could not start the sandbox: cannot protect the repository of")
+              and "nothing ran" in failed["reason"], f"the set-up failure is named: {failed}")
+        check(not os.path.exists(os.path.join(bad, f"ran-{attempt}")), "the command never ran")
+    wait_gone(marker)
+    client.close()
+    checker.finish()
