@@ -16,6 +16,8 @@ mod direct_spawn;
 #[cfg(target_os = "linux")]
 mod direct_start;
 #[cfg(target_os = "linux")]
+mod spawner;
+#[cfg(target_os = "linux")]
 pub mod launch_kill;
 pub mod signals;
 

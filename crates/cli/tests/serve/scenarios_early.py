@@ -6,19 +6,24 @@ from serve_harness import *  # noqa: F401,F403
 
 
 def bwrap_argv_running(marker):
-    """The argv of the bubblewrap whose command carries MARKER, once it runs."""
+    """The argv of the bubblewrap whose command carries MARKER, once the command runs
+    (a bubblewrap killed before, started early for a launch that went the ordinary way,
+    is gone by then)."""
     deadline = time.time() + 60
-    while time.time() < deadline:
-        for pid in processes_with(marker, sleep_only=False):
-            try:
-                with open(f"/proc/{pid}/cmdline", "rb") as f:
-                    argv = [a.decode() for a in f.read().split(b"\0")[:-1]]
-            except (OSError, UnicodeDecodeError):
-                continue
-            if argv and os.path.basename(argv[0]) == "bwrap":
-                return argv
+    while not processes_with(marker):
+        check(time.time() < deadline, f"no sleep {marker} ever ran")
         time.sleep(0.005)
-    raise AssertionError(f"no bubblewrap running a command with {marker}")
+    argvs = []
+    for pid in processes_with(marker, sleep_only=False):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                argv = [a.decode() for a in f.read().split(b"\0")[:-1]]
+        except (OSError, UnicodeDecodeError):
+            continue
+        if argv and os.path.basename(argv[0]) == "bwrap" and argv not in argvs:
+            argvs.append(argv)
+    check(len(argvs) == 1, f"one bubblewrap command line runs {marker}: {argvs}")
+    return argvs[0]
 
 
 def scenario_early_start():

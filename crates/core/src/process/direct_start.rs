@@ -2,11 +2,12 @@
 //! plan while it loads.
 //!
 //! bubblewrap is started as `bwrap --args N -- COMMAND…` with `posix_spawn`
-//! ([`super::direct_spawn`]): the seccomp programs, the status pipe's writer and the reader
-//! of an [`ArgsPipe`] are its descriptors 3, 4, …, N. This thread then works out the mount
-//! plan, creates the placeholders and sends every option (mounts, namespaces,
-//! `--add-seccomp-fd`, `--json-status-fd`, `--die-with-parent`, `--chdir`) through the
-//! pipe in one write, while bubblewrap's loader and libc start on another CPU. bubblewrap
+//! ([`super::direct_spawn`]) on the spawner thread ([`super::spawner`]): the seccomp
+//! programs, the status pipe's writer and the reader of an [`ArgsPipe`] are its
+//! descriptors 3, 4, …, N. This thread meanwhile works out the mount plan, then creates
+//! the placeholders and sends every option (mounts, namespaces, `--add-seccomp-fd`,
+//! `--json-status-fd`, `--die-with-parent`, `--chdir`) through the pipe in one write,
+//! while bubblewrap's loader and libc start on another CPU. bubblewrap
 //! does nothing to the system before it has read the whole list (see
 //! `airlock_linux_sandbox::args_pipe` for why it reads every option or none).
 //!
@@ -24,6 +25,7 @@ use airlock_sandbox::{ArgsPipe, DirectBwrap, DirectLaunch, PlaceholderGuard, San
 
 use super::child::{Child, Reader, Started, StdinMode, Writer};
 use super::direct_spawn::{self, DirectChild, Spawned, renumber_descriptor_args};
+use super::spawner::{Job, Spawner};
 
 /// A started direct launch and what it holds until bubblewrap has exited.
 pub(super) struct DirectStarted {
@@ -83,22 +85,28 @@ pub(super) fn start(
     .into_iter()
     .chain(direct.command().iter().cloned())
     .collect();
-    let spawned = direct_spawn::spawn(
-        direct.program(),
-        &early_args,
-        &keep,
-        &launch.cwd,
-        launch.env.iter(),
+    // Started on the spawner thread (see `super::spawner` for why) while this thread
+    // works out the plan; the descriptors in `keep` stay open until it has been started.
+    let pending = Spawner::get().submit(Job {
+        program: direct.program().to_path_buf(),
+        args: early_args,
+        keep: keep.clone(),
+        cwd: launch.cwd.clone(),
+        env: launch
+            .env
+            .iter()
+            .map(|(name, value)| (name.into(), value.into()))
+            .collect(),
         stdin,
         own_group,
-    )?;
+    });
+    let plan = direct.plan(Some(&seccomp_fds));
+    let spawned = pending.wait()?;
     drop(pipe.take_reader());
     // Declared after `pipe`: any early return below kills bubblewrap before the writer
     // is closed (module docs).
     let (child, pipes) = adopt(spawned)?;
-    let plan = direct
-        .plan(Some(&seccomp_fds))
-        .map_err(|error| StartError::Setup(error.to_string()))?;
+    let plan = plan.map_err(|error| StartError::Setup(error.to_string()))?;
     let placeholders = plan
         .acquire_placeholders()
         .map_err(|error| StartError::Setup(error.to_string()))?;
