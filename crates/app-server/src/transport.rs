@@ -34,12 +34,17 @@ pub fn run_stdio(backend: Arc<dyn Backend>) -> std::io::Result<()> {
             Some(pipe) => spawn_writer(pipe, STYLE),
             None => spawn_writer(tokio::io::stdout(), STYLE),
         };
-        match own_pipe(0, rustix::fs::OFlags::RDONLY)
-            .and_then(|fd| tokio::net::unix::pipe::Receiver::from_owned_fd(fd).ok())
-        {
-            Some(pipe) => serve_connection(pipe, sink, backend).await,
-            None => serve_connection(tokio::io::stdin(), sink, backend).await,
-        }
+        // On a worker, not this thread: the calls it spawns then start on the worker that
+        // read them, without waking another thread for each.
+        let served = tokio::spawn(async move {
+            match own_pipe(0, rustix::fs::OFlags::RDONLY)
+                .and_then(|fd| tokio::net::unix::pipe::Receiver::from_owned_fd(fd).ok())
+            {
+                Some(pipe) => serve_connection(pipe, sink, backend).await,
+                None => serve_connection(tokio::io::stdin(), sink, backend).await,
+            }
+        });
+        let _ = served.await;
         // The sink's last clone is gone: the writer flushes what is queued and ends.
         let _ = writer.await;
         Ok(())
