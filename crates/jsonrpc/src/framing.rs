@@ -214,8 +214,12 @@ impl MessageReceiver {
     }
 }
 
+/// The most bytes of queued messages [`spawn_writer`] gathers into one write: 64 KiB.
+const WRITE_BATCH_BYTES: usize = 64 * 1024;
+
 /// Spawns the task that owns `writer` and writes every message sent through the returned sink
-/// as one line, flushing when the queue is empty. The task ends with `Ok` when every sink is
+/// as one line, the messages queued together in one write (at most [`WRITE_BATCH_BYTES`]
+/// gathered), flushing when the queue is empty. The task ends with `Ok` when every sink is
 /// dropped, or with the first write error (the peer went away); later sends return `false`.
 /// Must be called inside a tokio runtime.
 pub fn spawn_writer<W>(
@@ -228,16 +232,25 @@ where
     let (sink, mut rx) = MessageSink::channel();
     let handle = tokio::spawn(async move {
         let mut writer = writer;
-        let mut line = Vec::new();
+        let mut lines = Vec::new();
         while let Some(message) = rx.recv().await {
+            // Every message already queued goes out in one write (a call's last
+            // notification and its answer: one wake-up of the peer, not two), up to
+            // WRITE_BATCH_BYTES at a time.
             let mut next = Some(message);
             while let Some(message) = next {
-                line.clear();
-                serde_json::to_writer(&mut line, &message.to_value(style.with_version))
+                serde_json::to_writer(&mut lines, &message.to_value(style.with_version))
                     .map_err(std::io::Error::other)?;
-                line.push(b'\n');
-                writer.write_all(&line).await?;
-                next = rx.try_recv().ok();
+                lines.push(b'\n');
+                next = if lines.len() < WRITE_BATCH_BYTES {
+                    rx.try_recv().ok()
+                } else {
+                    None
+                };
+                if next.is_none() {
+                    writer.write_all(&lines).await?;
+                    lines.clear();
+                }
             }
             writer.flush().await?;
         }

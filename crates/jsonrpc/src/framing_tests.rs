@@ -99,3 +99,69 @@ async fn writer_stops_when_the_peer_is_gone() {
     assert!(!sink.send(Message::notification("n", None)));
     assert!(sink.is_closed());
 }
+
+/// An `AsyncWrite` that keeps each `write` call's bytes apart.
+#[derive(Default)]
+struct Writes(std::sync::Arc<std::sync::Mutex<Vec<Vec<u8>>>>);
+
+impl tokio::io::AsyncWrite for Writes {
+    fn poll_write(
+        self: std::pin::Pin<&mut Self>,
+        _: &mut std::task::Context<'_>,
+        buf: &[u8],
+    ) -> std::task::Poll<std::io::Result<usize>> {
+        self.0.lock().unwrap().push(buf.to_vec());
+        std::task::Poll::Ready(Ok(buf.len()))
+    }
+    fn poll_flush(
+        self: std::pin::Pin<&mut Self>,
+        _: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        std::task::Poll::Ready(Ok(()))
+    }
+    fn poll_shutdown(
+        self: std::pin::Pin<&mut Self>,
+        _: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        std::task::Poll::Ready(Ok(()))
+    }
+}
+
+#[tokio::test]
+async fn messages_queued_together_go_out_in_one_write_of_bounded_size() {
+    let writes = Writes::default();
+    let seen = std::sync::Arc::clone(&writes.0);
+    let style = WireStyle {
+        with_version: false,
+    };
+    let (sink, task) = spawn_writer(writes, style);
+    // Queued before the writer task first runs (this test's runtime has one thread).
+    sink.send(Message::notification("item/completed", None));
+    sink.send(Message::response(RequestId::Integer(5), json!({})));
+    tokio::task::yield_now().await;
+    tokio::task::yield_now().await;
+    assert_eq!(
+        seen.lock().unwrap().clone(),
+        vec![b"{\"method\":\"item/completed\"}\n{\"id\":5,\"result\":{}}\n".to_vec()]
+    );
+    // 100 messages of 2 KiB: gathered into writes of at most 64 KiB plus one message,
+    // every line whole.
+    seen.lock().unwrap().clear();
+    let big = "x".repeat(2048);
+    for i in 0..100 {
+        sink.send(Message::notification("n", Some(json!({"i": i, "big": big}))));
+    }
+    drop(sink);
+    task.await.unwrap().unwrap();
+    let writes = seen.lock().unwrap().clone();
+    assert!(writes.len() >= 3, "{} writes", writes.len());
+    for write in &writes {
+        assert!(write.len() <= WRITE_BATCH_BYTES + 2200, "{}", write.len());
+        assert!(write.ends_with(b"\n"));
+    }
+    let lines: Vec<&[u8]> = writes
+        .iter()
+        .flat_map(|w| w.split(|b| *b == b'\n').filter(|l| !l.is_empty()))
+        .collect();
+    assert_eq!(lines.len(), 100);
+}
