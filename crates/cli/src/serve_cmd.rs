@@ -31,6 +31,11 @@ pub struct SchemaArgs {
 /// Runs `airlock serve`.
 pub fn run(args: ServeArgs) -> ExitCode {
     crate::exec_cmd::install_warning_printer();
+    // What the server inherited beyond stdin, stdout and stderr (a harness's sockets and
+    // files) reaches none of the commands it starts, unsandboxed ones included. Before
+    // Linux 5.11 (no `close_range`) they keep what they inherit, as from a shell.
+    #[cfg(target_os = "linux")]
+    let _ = airlock_sandbox::keep_only_in_child(&[]);
     // A long-running server keeps one nested-repository index in process.
     airlock_linux_sandbox::nested_index::enable_in_process();
     let backend = match backend::CliBackend::new() {

@@ -144,3 +144,21 @@ pub fn adopt_inherited(fd: i32) -> io::Result<OwnedFd> {
     // this purpose by its parent; nothing else in this process refers to it.
     Ok(unsafe { std::os::fd::FromRawFd::from_raw_fd(fd) })
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use std::io::Read as _;
+    use std::os::fd::AsFd as _;
+
+    #[test]
+    fn a_data_descriptor_holds_its_bytes_and_is_close_on_exec() {
+        let fd = super::data_fd(b"program").unwrap();
+        let flags = rustix::io::fcntl_getfd(fd.as_fd()).unwrap();
+        assert!(flags.contains(rustix::io::FdFlags::CLOEXEC));
+        let mut bytes = Vec::new();
+        std::fs::File::from(fd).read_to_end(&mut bytes).unwrap();
+        assert_eq!(bytes, b"program");
+    }
+}

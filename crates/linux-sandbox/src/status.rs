@@ -72,10 +72,23 @@ impl StatusPipe {
     /// # Errors
     /// The OS error of `memfd_create`/`dup`.
     pub fn open() -> io::Result<Self> {
+        let pipe = Self::open_close_on_exec()?;
+        if let Some(writer) = &pipe.writer {
+            crate::fds::make_inheritable(writer)?;
+        }
+        Ok(pipe)
+    }
+
+    /// As [`StatusPipe::open`], with the writer close-on-exec: for a launcher that hands it
+    /// over by `posix_spawn` file actions (`airlock serve`), so that no other child it
+    /// starts meanwhile (an unsandboxed command) can write into this launch's channel.
+    ///
+    /// # Errors
+    /// The OS error of `memfd_create`/`dup`.
+    pub fn open_close_on_exec() -> io::Result<Self> {
         let reader = rustix::fs::memfd_create("airlock-status", rustix::fs::MemfdFlags::CLOEXEC)?;
         // A second descriptor of the same open file: writes append at its shared offset.
         let writer = reader.try_clone()?;
-        crate::fds::make_inheritable(&writer)?;
         Ok(Self {
             reader: File::from(reader),
             writer: Some(writer),
@@ -167,6 +180,29 @@ mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used)]
 
     use super::*;
+
+    fn close_on_exec(fd: i32) -> bool {
+        rustix::io::fcntl_getfd(unsafe_borrow(fd))
+            .unwrap()
+            .contains(rustix::io::FdFlags::CLOEXEC)
+    }
+
+    fn unsafe_borrow(fd: i32) -> std::os::fd::BorrowedFd<'static> {
+        #[allow(unsafe_code)]
+        // SAFETY: the descriptor belongs to a pipe alive for the whole test.
+        unsafe {
+            std::os::fd::BorrowedFd::borrow_raw(fd)
+        }
+    }
+
+    #[test]
+    fn only_the_helpers_channel_is_inheritable() {
+        let for_helper = StatusPipe::open().unwrap();
+        assert!(!close_on_exec(for_helper.writer_fd().unwrap()));
+        let for_spawn = StatusPipe::open_close_on_exec().unwrap();
+        assert!(close_on_exec(for_spawn.writer_fd().unwrap()));
+        assert!(close_on_exec(for_spawn.reader.as_raw_fd()));
+    }
 
     #[test]
     fn classification_table() {

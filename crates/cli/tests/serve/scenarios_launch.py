@@ -120,10 +120,16 @@ def scenario_descriptors():
                                               "permissionProfile": ":workspace"})["thread"]["id"]
         turn = client.call("turn/start", {"threadId": thread})["turn"]["id"]
         calls += [shell(client, thread, turn, f"fd{t}-{i}", ["/bin/sh", "-c", probe]) for i in range(12)]
-    for call in calls:
+    # Unsandboxed commands started meanwhile inherit nothing of the sandboxed launches
+    # either (seccomp programs, status channels, argument pipes: all close-on-exec).
+    thread = client.call("thread/start", {"cwd": WS, "approvalPolicy": "never",
+                                          "permissionProfile": ":danger-full-access"})["thread"]["id"]
+    turn = client.call("turn/start", {"threadId": thread})["turn"]["id"]
+    unsandboxed = [shell(client, thread, turn, f"fd-open-{i}", ["/bin/sh", "-c", probe]) for i in range(12)]
+    for call in calls + unsandboxed:
         result = call.result(timeout=120)
         check(result["status"] == "completed" and result["exitCode"] == 0, f"probe: {result}")
-        check(result["sandboxType"] == "linuxSeccomp", f"sandboxed: {result}")
+        check(result["sandboxType"] == ("none" if call in unsandboxed else "linuxSeccomp"), f"sandboxed: {result}")
         listed = result["stdout"].splitlines()[0].split()
         check(sorted(listed, key=int) == ["0", "1", "2", "3"], f"descriptors of the command: {listed}")
         check("WROTE" not in result["stdout"], f"a descriptor reached the command: {result['stdout']}")
