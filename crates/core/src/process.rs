@@ -115,7 +115,8 @@ pub async fn spawn_with_input(
 }
 
 /// Runs `direct` (bubblewrap itself, see [`airlock_sandbox::DirectBwrap`]) like
-/// [`spawn_and_collect`]: `status` is the pipe whose writer `direct` names as bubblewrap's
+/// [`spawn_and_collect`], bubblewrap started before its mount plan is worked out
+/// (`direct_start`): `status` is the pipe whose writer becomes bubblewrap's
 /// `--json-status-fd`. bubblewrap gets its descriptors and the status writer and nothing
 /// else this process holds; the launch's placeholder mount points are held until it has
 /// exited (and released when the call is dropped); the mount plan's warnings come first on
