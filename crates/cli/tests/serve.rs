@@ -174,3 +174,13 @@ fn an_interrupt_mid_launch_kills_every_sandbox() {
 fn bubblewrap_starts_before_its_plan_and_never_runs_a_failed_one() {
     run_scenario("early_start");
 }
+
+#[test]
+fn no_command_holds_another_launchs_status_channel() {
+    run_scenario("status_channels");
+}
+
+#[test]
+fn a_plan_too_long_for_any_command_line_is_a_named_set_up_failure() {
+    run_scenario("plan_too_long");
+}

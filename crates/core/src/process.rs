@@ -250,11 +250,22 @@ async fn spawn(
             plan_warnings = started.warnings;
             started.started
         }),
-        None => child::start_command(program, args, launch, stdin_mode, own_group)
+        None => child::start_command(
+            program,
+            args,
+            launch,
+            stdin_mode,
+            own_group,
+            helper_argv.as_ref().and(
+                status_pipe
+                    .as_ref()
+                    .and_then(airlock_sandbox::StatusPipe::writer_fd),
+            ),
+        )
             .map_err(direct_start::StartError::Spawn),
     };
     #[cfg(not(target_os = "linux"))]
-    let spawned = child::start_command(program, args, launch, stdin_mode, own_group);
+    let spawned = child::start_command(program, args, launch, stdin_mode, own_group, None);
     #[cfg(target_os = "linux")]
     if own_group && spawned.is_err() {
         launch_kill::abandon_start();

@@ -239,7 +239,7 @@ impl ShellRuntime {
         if request.sandbox != airlock_sandbox::SandboxType::LinuxSeccomp {
             return Ok(None);
         }
-        let status = airlock_sandbox::StatusPipe::open_close_on_exec().map_err(|source| ExecError::Spawn {
+        let status = airlock_sandbox::StatusPipe::open().map_err(|source| ExecError::Spawn {
             program: "bwrap".to_owned(),
             source,
         })?;

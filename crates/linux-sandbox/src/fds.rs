@@ -75,6 +75,25 @@ pub fn keep_only_in_child(keep: &[i32]) -> io::Result<()> {
     Ok(())
 }
 
+/// For a `pre_exec` hook of a multi-threaded launcher whose child must inherit exactly
+/// `keep` besides stdin, stdout and stderr: [`keep_only_in_child`], except that before
+/// Linux 5.11 (no `close_range`) the child keeps what else it would inherit (every
+/// descriptor this process opens is close-on-exec; a server marks what it inherited so
+/// at start). Async-signal-safe.
+///
+/// # Errors
+/// The OS error of `fcntl` on a descriptor of `keep`.
+pub fn inherit_only_in_child(keep: &[i32]) -> io::Result<()> {
+    match keep_only_in_child(keep) {
+        Err(e) if matches!(e.raw_os_error(), Some(libc::ENOSYS | libc::EINVAL)) => {}
+        done => return done,
+    }
+    for fd in keep {
+        make_inheritable(fd)?;
+    }
+    Ok(())
+}
+
 /// Marks every descriptor above stderr close-on-exec except `keep`, which becomes
 /// inheritable, so nothing the launcher inherited (an open file outside the writable roots, a connected socket to
 /// a host service) leaks into the sandbox.

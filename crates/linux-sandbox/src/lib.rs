@@ -103,7 +103,7 @@ pub use args::{HELPER_SUBCOMMAND, HelperArgs};
 #[cfg(target_os = "linux")]
 pub use direct::{DirectBase, DirectLaunch, LaunchCache};
 #[cfg(target_os = "linux")]
-pub use fds::keep_only_in_child;
+pub use fds::{inherit_only_in_child, keep_only_in_child};
 #[cfg(target_os = "linux")]
 pub use launch::{
     DescriptorContent, LaunchDescription, LaunchError, ProxyMount, describe_launch, run_helper,

@@ -62,30 +62,17 @@ pub struct StatusPipe {
 }
 
 impl StatusPipe {
-    /// Opens the channel.
-    ///
-    /// The writer is inheritable from now until [`StatusPipe::close_writer`]: another
-    /// child spawned concurrently by this process would inherit it too. That can only
-    /// add a start marker after the launch has ended, which [`StatusPipe::report`] does
-    /// not wait for (it reads what the file holds).
+    /// Opens the channel. Both ends are close-on-exec: the launcher hands the writer to
+    /// the one child that reports on it — by `posix_spawn` file actions (`airlock serve`),
+    /// by [`crate::inherit_only_in_child`] in a `pre_exec` hook, or by the keep list of
+    /// [`crate::fds::close_inherited_on_exec`] in a launcher that starts nothing else —
+    /// so no other child started meanwhile (an unsandboxed command of a server) holds a
+    /// copy: a `airlock-setup-error` line written through one would turn a launch that
+    /// ran into a reported set-up failure.
     ///
     /// # Errors
     /// The OS error of `memfd_create`/`dup`.
     pub fn open() -> io::Result<Self> {
-        let pipe = Self::open_close_on_exec()?;
-        if let Some(writer) = &pipe.writer {
-            crate::fds::make_inheritable(writer)?;
-        }
-        Ok(pipe)
-    }
-
-    /// As [`StatusPipe::open`], with the writer close-on-exec: for a launcher that hands it
-    /// over by `posix_spawn` file actions (`airlock serve`), so that no other child it
-    /// starts meanwhile (an unsandboxed command) can write into this launch's channel.
-    ///
-    /// # Errors
-    /// The OS error of `memfd_create`/`dup`.
-    pub fn open_close_on_exec() -> io::Result<Self> {
         let reader = rustix::fs::memfd_create("airlock-status", rustix::fs::MemfdFlags::CLOEXEC)?;
         // A second descriptor of the same open file: writes append at its shared offset.
         let writer = reader.try_clone()?;
@@ -196,12 +183,10 @@ mod tests {
     }
 
     #[test]
-    fn only_the_helpers_channel_is_inheritable() {
-        let for_helper = StatusPipe::open().unwrap();
-        assert!(!close_on_exec(for_helper.writer_fd().unwrap()));
-        let for_spawn = StatusPipe::open_close_on_exec().unwrap();
-        assert!(close_on_exec(for_spawn.writer_fd().unwrap()));
-        assert!(close_on_exec(for_spawn.reader.as_raw_fd()));
+    fn neither_end_of_the_channel_is_inheritable() {
+        let pipe = StatusPipe::open().unwrap();
+        assert!(close_on_exec(pipe.writer_fd().unwrap()));
+        assert!(close_on_exec(pipe.reader.as_raw_fd()));
     }
 
     #[test]

@@ -30,7 +30,9 @@ pub use airlock_linux_sandbox::process_kill;
 #[cfg(target_os = "linux")]
 pub use airlock_linux_sandbox::status::{LaunchReport, StatusPipe};
 #[cfg(target_os = "linux")]
-pub use airlock_linux_sandbox::{DirectBase, DirectLaunch, LaunchCache, keep_only_in_child};
+pub use airlock_linux_sandbox::{
+    DirectBase, DirectLaunch, LaunchCache, inherit_only_in_child, keep_only_in_child,
+};
 pub use denial::{ExecOutput, is_likely_sandbox_denied};
 #[cfg(target_os = "linux")]
 pub use direct::{DirectBwrap, DirectTransformError};

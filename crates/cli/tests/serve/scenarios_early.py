@@ -85,3 +85,28 @@ def scenario_early_start():
     wait_gone(marker)
     client.close()
     checker.finish()
+
+
+def scenario_plan_too_long():
+    """A workspace whose mount plan neither fits bubblewrap's argument pipe (1 MiB) nor a
+    command line (50 nested repositories 12 directories of 240-byte names deep: > 2 MiB):
+    the call fails as a set-up failure that names the cause, and nothing ran (red-team
+    finding, session 11: it was reported as "cannot start /usr/bin/bwrap")."""
+    ws = os.path.join(WORK, "huge-ws")
+    for i in range(50):
+        deep = os.path.join(ws, f"r{i:03d}", *[f"d{j:02d}" + "y" * 237 for j in range(12)])
+        os.makedirs(os.path.join(deep, ".git", "hooks"))
+    recorder, checker = Recorder(), SchemaChecker()
+    client = start(recorder, checker)
+    thread = client.call("thread/start", {"cwd": ws, "approvalPolicy": "never",
+                                          "permissionProfile": ":workspace"})["thread"]["id"]
+    turn = client.call("turn/start", {"threadId": thread})["turn"]["id"]
+    marker = f"huge-{time.time_ns()}"
+    result = shell(client, thread, turn, "huge", ["/bin/sh", "-c", 'touch ran; exec sleep "$1"', "sh", marker]).result(timeout=300)
+    check(result["status"] == "failed", f"a plan too long fails the call: {result}")
+    check(result["reason"].startswith("could not start the sandbox: the sandbox's mount plan has"),
+          f"the set-up failure names the cause: {result['reason']}")
+    check(not os.path.exists(os.path.join(ws, "ran")), "the command never ran")
+    wait_gone(marker)
+    client.close()
+    checker.finish()

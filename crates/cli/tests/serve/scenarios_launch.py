@@ -245,3 +245,41 @@ def scenario_interrupted_mid_launch():
             client.call("turn/interrupt", {"threadId": thread, "turnId": turn})
         wait_gone(marker)
         client.close()
+
+
+def scenario_status_channels():
+    """Red-team finding (session 11): an unsandboxed command started while a launch through
+    the helper was being spawned inherited that launch's status channel, and a fake set-up
+    error written into it turned a call whose command ran into "could not start the
+    sandbox". Now no command holds another launch's channel: 60 pairs in flight, each an
+    unsandboxed command that writes a fake error into every status channel it holds, and a
+    helper launch (a profile with the whole disk writable) that creates a file."""
+    ws = os.path.join(WORK, "status-ws")
+    os.makedirs(ws)
+    with open(os.path.join(HOME, "config.toml"), "w") as f:
+        f.write('[permissions.fullw]\nextends = ":workspace"\n[permissions.fullw.filesystem]\n":root" = "write"\n')
+    spoof = ("import os\nheld = 0\n"
+             "for fd in os.listdir('/proc/self/fd'):\n"
+             "    try:\n        target = os.readlink('/proc/self/fd/' + fd)\n    except OSError:\n        continue\n"
+             "    if 'airlock-status' in target:\n"
+             "        os.write(int(fd), b'{\"airlock-setup-error\":\"SPOOFED\"}\\n')\n        held += 1\n"
+             "print(held)\n")
+    recorder, checker = Recorder(), SchemaChecker()
+    client = start(recorder, checker)
+    threads = {}
+    for profile in (":danger-full-access", "fullw"):
+        thread = client.call("thread/start", {"cwd": ws, "approvalPolicy": "never",
+                                              "permissionProfile": profile})["thread"]["id"]
+        threads[profile] = (thread, client.call("turn/start", {"threadId": thread})["turn"]["id"])
+    helper_calls, spoofers = [], []
+    for i in range(60):
+        helper_calls.append(shell(client, *threads["fullw"], f"helper{i}", ["/usr/bin/touch", f"ran_{i}"]))
+        spoofers.append(shell(client, *threads[":danger-full-access"], f"spoof{i}", [sys.executable, "-c", spoof]))
+    held = sum(int(call.result(timeout=120)["stdout"].split()[0]) for call in spoofers)
+    check(held == 0, f"unsandboxed commands held {held} status channels of other launches")
+    for i, call in enumerate(helper_calls):
+        result = call.result(timeout=120)
+        check(result["status"] == "completed" and result["exitCode"] == 0, f"helper launch {i}: {result}")
+        check(os.path.exists(os.path.join(ws, f"ran_{i}")), f"helper launch {i} ran its command")
+    client.close()
+    checker.finish()

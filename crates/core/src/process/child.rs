@@ -74,12 +74,17 @@ impl Child {
 
 /// Starts `program` with `args` as `launch` describes (working directory, exactly its
 /// environment, `arg0`), tied to this process by the death signal (see [`signals`]).
+/// `status_fd` (the helper's status channel, close-on-exec here) is inherited by this
+/// child alone. In its own group (a server's or a library's launch) the child inherits
+/// nothing else beyond stdin, stdout and stderr: not another launch's descriptors opened
+/// meanwhile by another thread.
 pub(super) fn start_command(
     program: &str,
     args: &[String],
     launch: &SandboxExecRequest,
     stdin: StdinMode,
     own_group: bool,
+    status_fd: Option<i32>,
 ) -> io::Result<Started> {
     let mut command = tokio::process::Command::new(program);
     command
@@ -104,6 +109,10 @@ pub(super) fn start_command(
         command.process_group(0);
     }
     signals::kill_with_parent(&mut command);
+    #[cfg(target_os = "linux")]
+    inherit_in_child(&mut command, own_group, status_fd);
+    #[cfg(not(target_os = "linux"))]
+    let _ = status_fd;
     let mut child = command.spawn()?;
     let stdout = child.stdout.take().map(|s| Box::new(s) as Reader);
     let stderr = child.stderr.take().map(|s| Box::new(s) as Reader);
@@ -114,4 +123,22 @@ pub(super) fn start_command(
         stderr,
         stdin,
     })
+}
+
+/// The `pre_exec` part of [`start_command`]'s descriptor rule. A helper started from a
+/// terminal (`airlock exec`) inherits nothing else either: it would close the rest before
+/// starting bubblewrap anyway.
+#[cfg(target_os = "linux")]
+#[allow(unsafe_code)]
+fn inherit_in_child(command: &mut tokio::process::Command, own_group: bool, status_fd: Option<i32>) {
+    if !own_group && status_fd.is_none() {
+        return;
+    }
+    let keep: Vec<i32> = status_fd.into_iter().collect();
+    // SAFETY: the closure runs in the forked child before exec and only makes the
+    // async-signal-safe close_range(2) and fcntl(2) calls; `keep` was allocated before
+    // the fork.
+    unsafe {
+        command.pre_exec(move || airlock_sandbox::inherit_only_in_child(&keep));
+    }
 }

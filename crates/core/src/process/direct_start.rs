@@ -117,13 +117,29 @@ pub(super) fn start(
         pipes.into_started(child)?
     } else {
         drop(child);
-        start_planned(direct, &plan, &seccomp_fds, status_fd, launch, stdin, own_group)?
+        start_planned(direct, &plan, &seccomp_fds, status_fd, launch, stdin, own_group)
+            .map_err(|error| too_long(error, &plan))?
     };
     Ok(DirectStarted {
         started,
         placeholders,
         warnings: plan.warnings,
     })
+}
+
+/// A plan too long for a command line (`E2BIG`, after it did not fit the argument pipe
+/// either) is a set-up failure of this workspace, named as such; other errors stay.
+fn too_long(error: io::Error, plan: &DirectLaunch) -> StartError {
+    if error.raw_os_error() != Some(libc::E2BIG) {
+        return StartError::Spawn(error);
+    }
+    let bytes: usize = plan.launch.args.iter().map(|arg| arg.len() + 1).sum();
+    StartError::Setup(format!(
+        "the sandbox's mount plan has {} arguments ({bytes} bytes), more than one command \
+         line holds: the writable roots hold too many nested repositories or protected \
+         paths; remove some, or narrow the profile's writable roots",
+        plan.launch.args.len()
+    ))
 }
 
 /// Starts the planned launch with every option on bubblewrap's command line: the seccomp
