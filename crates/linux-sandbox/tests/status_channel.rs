@@ -24,6 +24,9 @@ fn a_launcher_gone_during_set_up_leaves_no_sandbox_waiting() {
     let token = format!("airlock-status-channel-test-{}", std::process::id());
     let status = StatusPipe::open().unwrap();
     let fd = status.writer_fd().unwrap();
+    // The writer is close-on-exec; this test's only child inherits it.
+    let writer = unsafe_borrow(fd);
+    rustix::io::fcntl_setfd(writer, rustix::io::FdFlags::empty()).unwrap();
     let mut child = Command::new(BWRAP)
         .args([
             "--die-with-parent",
@@ -57,4 +60,13 @@ fn a_launcher_gone_during_set_up_leaves_no_sandbox_waiting() {
     let out = out.expect("the sandbox's first process was left waiting, holding stdout open");
     assert_eq!(out, "ran\n");
     assert!(status.success(), "{status:?}");
+}
+
+fn unsafe_borrow(fd: i32) -> std::os::fd::BorrowedFd<'static> {
+    #[allow(unsafe_code)]
+    // SAFETY: the status channel's writer stays open until the test drops it, after the
+    // one use of this borrow.
+    unsafe {
+        std::os::fd::BorrowedFd::borrow_raw(fd)
+    }
 }
