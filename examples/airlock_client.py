@@ -208,6 +208,8 @@ def main():
     parser.add_argument("--airlock", default=os.environ.get("AIRLOCK_BIN", "airlock"))
     parser.add_argument("--auto", choices=["accept", "acceptForSession", "decline"],
                         help="answer every approval with this instead of asking")
+    parser.add_argument("--rules", action="append", default=[],
+                        help="a .rules file for the session's exec policy (repeatable)")
     parser.add_argument("command", nargs="+")
     args = parser.parse_args()
 
@@ -222,7 +224,10 @@ def main():
 
     client = AirlockClient([args.airlock, "serve"], on_server_request=approve, on_notification=show)
     client.initialize()
-    thread = client.call("thread/start", {"cwd": os.getcwd()})["thread"]["id"]
+    params = {"cwd": os.getcwd()}
+    if args.rules:
+        params["rules"] = [os.path.abspath(path) for path in args.rules]
+    thread = client.call("thread/start", params)["thread"]["id"]
     turn = client.call("turn/start", {"threadId": thread})["turn"]["id"]
     result = client.call("tool/shell", {"threadId": thread, "turnId": turn, "callId": "call-1",
                                         "command": args.command}, timeout=None)
