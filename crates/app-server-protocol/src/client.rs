@@ -176,6 +176,7 @@ pub struct ToolShellParams {
     /// The tool call id (the item id of its notifications and approval).
     pub call_id: String,
     /// The argv (non-empty).
+    #[schemars(length(min = 1))]
     pub command: Vec<String>,
     /// Working directory, relative to the thread's cwd.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -315,6 +316,7 @@ pub struct PolicyExplainParams {
     /// The thread whose policy explains.
     pub thread_id: String,
     /// The argv.
+    #[schemars(length(min = 1))]
     pub command: Vec<String>,
     /// Working directory, relative to the thread's cwd.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -340,6 +342,7 @@ pub struct InstructionsRenderResponse {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct CommandExecParams {
     /// The argv (non-empty).
+    #[schemars(length(min = 1))]
     pub command: Vec<String>,
     /// Working directory (relative to the server's cwd).
     #[serde(default, skip_serializing_if = "Option::is_none")]
