@@ -16,10 +16,10 @@ mod direct_spawn;
 #[cfg(target_os = "linux")]
 mod direct_start;
 #[cfg(target_os = "linux")]
-mod spawner;
-#[cfg(target_os = "linux")]
 pub mod launch_kill;
 pub mod signals;
+#[cfg(target_os = "linux")]
+mod spawner;
 
 /// How much of each stream is kept for denial detection and the result (the rest is still
 /// streamed when [`OutputMode::Tee`] is on): 1 MiB.
@@ -149,7 +149,10 @@ impl Drop for Placeholders {
 }
 
 #[cfg(target_os = "linux")]
-type Direct<'a> = (&'a airlock_sandbox::DirectBwrap, airlock_sandbox::StatusPipe);
+type Direct<'a> = (
+    &'a airlock_sandbox::DirectBwrap,
+    airlock_sandbox::StatusPipe,
+);
 #[cfg(not(target_os = "linux"))]
 type Direct<'a> = (std::convert::Infallible, std::marker::PhantomData<&'a ()>);
 
@@ -262,7 +265,7 @@ async fn spawn(
                     .and_then(airlock_sandbox::StatusPipe::writer_fd),
             ),
         )
-            .map_err(direct_start::StartError::Spawn),
+        .map_err(direct_start::StartError::Spawn),
     };
     #[cfg(not(target_os = "linux"))]
     let spawned = child::start_command(program, args, launch, stdin_mode, own_group, None);

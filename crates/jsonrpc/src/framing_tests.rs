@@ -149,7 +149,10 @@ async fn messages_queued_together_go_out_in_one_write_of_bounded_size() {
     seen.lock().unwrap().clear();
     let big = "x".repeat(2048);
     for i in 0..100 {
-        sink.send(Message::notification("n", Some(json!({"i": i, "big": big}))));
+        sink.send(Message::notification(
+            "n",
+            Some(json!({"i": i, "big": big})),
+        ));
     }
     drop(sink);
     task.await.unwrap().unwrap();

@@ -58,5 +58,9 @@ fn the_options_arrive_whole_and_end_the_stream() {
     );
     let mut stream = Vec::new();
     std::io::Read::read_to_end(&mut reader, &mut stream).unwrap();
-    assert_eq!(stream, b"--ro-bind\0/\0/\0".to_vec(), "and end of file after it");
+    assert_eq!(
+        stream,
+        b"--ro-bind\0/\0/\0".to_vec(),
+        "and end of file after it"
+    );
 }

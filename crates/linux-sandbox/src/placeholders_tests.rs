@@ -2,7 +2,6 @@
 
 use super::*;
 
-
 /// Issue 11, finding F12 (launch race): a sandbox running meanwhile replaces the
 /// directory the launcher just created with a symlink before its mode is set. Here the
 /// symlink is in place when the mode is set: `chmod` by path (the code before) made the
@@ -133,8 +132,8 @@ fn a_placeholder_gone_before_its_mode_is_set_is_made_again() {
     let root = tempfile::tempdir().unwrap();
     let path = root.path().join(".aws");
     assert!(set_placeholder_mode(&path).unwrap().is_none());
-    let guard = PlaceholderGuard::acquire_kinds([(path.as_path(), PlaceholderKind::Directory)])
-        .unwrap();
+    let guard =
+        PlaceholderGuard::acquire_kinds([(path.as_path(), PlaceholderKind::Directory)]).unwrap();
     assert!(path.is_dir());
     guard.release();
     assert!(!path.exists());

@@ -22,9 +22,9 @@ mod seatbelt;
 mod windows;
 
 #[cfg(target_os = "linux")]
-pub use airlock_linux_sandbox::placeholders::PlaceholderGuard;
-#[cfg(target_os = "linux")]
 pub use airlock_linux_sandbox::args_pipe::{ArgsPipe, NotSent};
+#[cfg(target_os = "linux")]
+pub use airlock_linux_sandbox::placeholders::PlaceholderGuard;
 #[cfg(target_os = "linux")]
 pub use airlock_linux_sandbox::process_kill;
 #[cfg(target_os = "linux")]

@@ -130,7 +130,11 @@ pub(super) fn start_command(
 /// starting bubblewrap anyway.
 #[cfg(target_os = "linux")]
 #[allow(unsafe_code)]
-fn inherit_in_child(command: &mut tokio::process::Command, own_group: bool, status_fd: Option<i32>) {
+fn inherit_in_child(
+    command: &mut tokio::process::Command,
+    own_group: bool,
+    status_fd: Option<i32>,
+) {
     if !own_group && status_fd.is_none() {
         return;
     }

@@ -117,8 +117,16 @@ pub(super) fn start(
         pipes.into_started(child)?
     } else {
         drop(child);
-        start_planned(direct, &plan, &seccomp_fds, status_fd, launch, stdin, own_group)
-            .map_err(|error| too_long(error, &plan))?
+        start_planned(
+            direct,
+            &plan,
+            &seccomp_fds,
+            status_fd,
+            launch,
+            stdin,
+            own_group,
+        )
+        .map_err(|error| too_long(error, &plan))?
     };
     Ok(DirectStarted {
         started,
