@@ -12,6 +12,8 @@ use crate::orchestrator::ExecError;
 
 mod child;
 #[cfg(target_os = "linux")]
+pub mod child_fds;
+#[cfg(target_os = "linux")]
 mod direct_spawn;
 #[cfg(target_os = "linux")]
 mod direct_start;

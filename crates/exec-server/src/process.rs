@@ -187,12 +187,16 @@ impl Managed {
         if let Some(arg0) = arg0.or(launch.arg0.as_deref()) {
             command.arg0(arg0);
         }
+        // Stdio and its status channel only: nothing of another client's process
+        // started meanwhile by another thread.
         #[cfg(target_os = "linux")]
-        inherit_only(
+        airlock_core::process::child_fds::inherit_only(
             &mut command,
             status_pipe
                 .as_ref()
-                .and_then(airlock_sandbox::StatusPipe::writer_fd),
+                .and_then(airlock_sandbox::StatusPipe::writer_fd)
+                .into_iter()
+                .collect(),
         );
         let spawned = command.spawn();
         // The command holds this process's copies of the terminal's slave: without dropping
@@ -447,19 +451,4 @@ fn exit_code(status: std::process::ExitStatus) -> i32 {
 #[cfg(not(unix))]
 fn exit_code(status: std::process::ExitStatus) -> i32 {
     status.code().unwrap_or(1)
-}
-
-/// The child inherits stdin, stdout, stderr and `status_fd` (the helper's status channel,
-/// close-on-exec in this process) and nothing else: not the descriptors of another
-/// client's process started meanwhile by another thread (`inherit_only_in_child`).
-#[cfg(target_os = "linux")]
-#[allow(unsafe_code)]
-fn inherit_only(command: &mut tokio::process::Command, status_fd: Option<i32>) {
-    let keep: Vec<i32> = status_fd.into_iter().collect();
-    // SAFETY: the closure runs in the forked child before exec and only makes the
-    // async-signal-safe close_range(2) and fcntl(2) calls; `keep` was allocated before
-    // the fork.
-    unsafe {
-        command.pre_exec(move || airlock_sandbox::inherit_only_in_child(&keep));
-    }
 }

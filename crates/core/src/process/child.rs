@@ -125,24 +125,16 @@ pub(super) fn start_command(
     })
 }
 
-/// The `pre_exec` part of [`start_command`]'s descriptor rule. A helper started from a
-/// terminal (`airlock exec`) inherits nothing else either: it would close the rest before
-/// starting bubblewrap anyway.
+/// The descriptor part of [`start_command`]'s rule. A helper started from a terminal
+/// (`airlock exec`) inherits nothing else either: it would close the rest before starting
+/// bubblewrap anyway.
 #[cfg(target_os = "linux")]
-#[allow(unsafe_code)]
 fn inherit_in_child(
     command: &mut tokio::process::Command,
     own_group: bool,
     status_fd: Option<i32>,
 ) {
-    if !own_group && status_fd.is_none() {
-        return;
-    }
-    let keep: Vec<i32> = status_fd.into_iter().collect();
-    // SAFETY: the closure runs in the forked child before exec and only makes the
-    // async-signal-safe close_range(2) and fcntl(2) calls; `keep` was allocated before
-    // the fork.
-    unsafe {
-        command.pre_exec(move || airlock_sandbox::inherit_only_in_child(&keep));
+    if own_group || status_fd.is_some() {
+        super::child_fds::inherit_only(command, status_fd.into_iter().collect());
     }
 }
