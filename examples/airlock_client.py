@@ -218,9 +218,16 @@ def main():
             return {"decision": args.auto}
         return ask_on_terminal(method, params, request_id)
 
+    shown = {"ends_line": True}
+
     def show(method, params):
         if method == "item/commandExecution/outputDelta":
             sys.stderr.write(params["delta"])
+            shown["ends_line"] = params["delta"].endswith("\n")
+        elif method == "warning":
+            # e.g. a --rules file that cannot be read: every command then needs approval.
+            sys.stderr.write(("" if shown["ends_line"] else "\n") + f"airlock warning: {params.get('message')}\n")
+            shown["ends_line"] = True
 
     client = AirlockClient([args.airlock, "serve"], on_server_request=approve, on_notification=show)
     client.initialize()
@@ -231,6 +238,8 @@ def main():
     turn = client.call("turn/start", {"threadId": thread})["turn"]["id"]
     result = client.call("tool/shell", {"threadId": thread, "turnId": turn, "callId": "call-1",
                                         "command": args.command}, timeout=None)
+    if not shown["ends_line"]:
+        sys.stderr.write("\n")
     print(json.dumps(result, indent=2))
     client.close()
     return 0 if result["status"] == "completed" and result.get("exitCode") == 0 else 1
